@@ -1,0 +1,427 @@
+//! The dtype-erased API: [`DynTensor`] carries its [`DType`] at run time, and the `dyn`
+//! operators dispatch once to the typed generic ones.
+
+use half::{bf16, f16};
+
+use crate::dtype::{DType, Element};
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::IndexInt;
+use crate::ops::ScatterOptions;
+use crate::view::{Tensor, TensorView, TensorViewMut};
+use crate::{scatter_elements, scatter_nd, scatter_update};
+
+/// A typed element vector of any supported dtype.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub enum Buffer {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    I64(Vec<i64>),
+    I32(Vec<i32>),
+    I16(Vec<i16>),
+    I8(Vec<i8>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    U16(Vec<u16>),
+    U8(Vec<u8>),
+    Bool(Vec<bool>),
+}
+
+/// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            DType::Bool => {
+                type $T = bool;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_dtype;
+
+/// Runs `$body` with `$I` bound to the Rust type of the integer dtype `$dtype`, or evaluates
+/// `$other` for a non-integer dtype.
+macro_rules! with_index_dtype {
+    ($dtype:expr, $I:ident => $body:expr, _ => $other:expr) => {
+        match $dtype {
+            DType::I64 => {
+                type $I = i64;
+                $body
+            }
+            DType::I32 => {
+                type $I = i32;
+                $body
+            }
+            DType::I16 => {
+                type $I = i16;
+                $body
+            }
+            DType::I8 => {
+                type $I = i8;
+                $body
+            }
+            DType::U64 => {
+                type $I = u64;
+                $body
+            }
+            DType::U32 => {
+                type $I = u32;
+                $body
+            }
+            DType::U16 => {
+                type $I = u16;
+                $body
+            }
+            DType::U8 => {
+                type $I = u8;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+impl Buffer {
+    /// The dtype of the elements.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Buffer::F64(_) => DType::F64,
+            Buffer::F32(_) => DType::F32,
+            Buffer::F16(_) => DType::F16,
+            Buffer::BF16(_) => DType::BF16,
+            Buffer::I64(_) => DType::I64,
+            Buffer::I32(_) => DType::I32,
+            Buffer::I16(_) => DType::I16,
+            Buffer::I8(_) => DType::I8,
+            Buffer::U64(_) => DType::U64,
+            Buffer::U32(_) => DType::U32,
+            Buffer::U16(_) => DType::U16,
+            Buffer::U8(_) => DType::U8,
+            Buffer::Bool(_) => DType::Bool,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_dtype!(self.dtype(), T => T::buffer_slice(self).map_or(0, <[T]>::len))
+    }
+
+    /// True when there is no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// An owned, contiguous tensor whose dtype is known only at run time.
+///
+/// ```
+/// use tensor_scatter::{DType, DynTensor};
+/// let t = DynTensor::from_vec(vec![1.5f32, 2.5], &[2]).unwrap();
+/// assert_eq!(t.dtype(), DType::F32);
+/// assert_eq!(t.as_slice::<f32>(), Some(&[1.5f32, 2.5][..]));
+/// assert_eq!(t.as_slice::<f64>(), None);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynTensor {
+    buffer: Buffer,
+    shape: Vec<usize>,
+}
+
+impl DynTensor {
+    /// Wraps a buffer as a tensor of `shape`.
+    ///
+    /// # Errors
+    /// [`InvalidView`](ErrorKind::InvalidView) when the length differs from the element count.
+    pub fn new(buffer: Buffer, shape: &[usize]) -> Result<DynTensor> {
+        let n = crate::shape::numel("tensor", "shape", shape)?;
+        if n != buffer.len() {
+            return Err(Error::new(ErrorKind::InvalidView {
+                op: "tensor",
+                arg: "shape",
+                reason: format!(
+                    "shape {shape:?} holds {n} elements but the buffer has {}",
+                    buffer.len()
+                ),
+            }));
+        }
+        Ok(DynTensor {
+            buffer,
+            shape: shape.to_vec(),
+        })
+    }
+
+    /// A tensor from a typed vector.
+    ///
+    /// # Errors
+    /// As [`DynTensor::new`].
+    pub fn from_vec<T: Element>(values: Vec<T>, shape: &[usize]) -> Result<DynTensor> {
+        DynTensor::new(T::into_buffer(values), shape)
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.buffer.dtype()
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The element buffer.
+    pub fn buffer(&self) -> &Buffer {
+        &self.buffer
+    }
+
+    /// Consumes the tensor, returning its buffer.
+    pub fn into_buffer(self) -> Buffer {
+        self.buffer
+    }
+
+    /// The elements as `&[T]`, when `T` is the tensor's dtype.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        T::buffer_slice(&self.buffer)
+    }
+
+    /// A typed view, when `T` is the tensor's dtype.
+    pub fn view<T: Element>(&self) -> Option<TensorView<'_, T>> {
+        TensorView::new(T::buffer_slice(&self.buffer)?, &self.shape).ok()
+    }
+
+    /// A typed writable view, when `T` is the tensor's dtype.
+    pub fn view_mut<T: Element>(&mut self) -> Option<TensorViewMut<'_, T>> {
+        let shape = self.shape.clone();
+        TensorViewMut::new(T::buffer_slice_mut(&mut self.buffer)?, &shape).ok()
+    }
+
+    /// A copy with the same shape reinterpreted as `shape` (same element count).
+    ///
+    /// # Errors
+    /// As [`DynTensor::new`].
+    pub fn reshaped(&self, shape: &[usize]) -> Result<DynTensor> {
+        DynTensor::new(self.buffer.clone(), shape)
+    }
+}
+
+impl<T: Element> From<Tensor<T>> for DynTensor {
+    fn from(t: Tensor<T>) -> DynTensor {
+        DynTensor {
+            buffer: T::into_buffer(t.data),
+            shape: t.shape,
+        }
+    }
+}
+
+/// The three scatter operators, for dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterOp {
+    /// [`scatter_elements`](crate::scatter_elements).
+    Elements,
+    /// [`scatter_nd`](crate::scatter_nd).
+    Nd,
+    /// [`scatter_update`](crate::scatter_update).
+    Update,
+}
+
+impl ScatterOp {
+    /// The operator's name in errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScatterOp::Elements => "scatter_elements",
+            ScatterOp::Nd => "scatter_nd",
+            ScatterOp::Update => "scatter_update",
+        }
+    }
+}
+
+/// Updates must share data's dtype (checked before anything else, as the typed API's
+/// signature does at compile time).
+fn check_updates_dtype(op: ScatterOp, data: DType, updates: DType) -> Result<()> {
+    if updates != data {
+        return Err(Error::new(ErrorKind::DTypeMismatch {
+            op: op.name(),
+            arg: "updates",
+            expected: data,
+            got: updates,
+        }));
+    }
+    Ok(())
+}
+
+/// A typed view of `t`, or a dtype error naming `arg` (the erased entry points check dtypes
+/// first, so this is their single point of truth rather than a second check).
+fn typed_view<'a, T: Element>(
+    t: &'a DynTensor,
+    op: ScatterOp,
+    arg: &'static str,
+) -> Result<TensorView<'a, T>> {
+    t.view::<T>().ok_or_else(|| {
+        Error::new(ErrorKind::DTypeMismatch {
+            op: op.name(),
+            arg,
+            expected: T::DTYPE,
+            got: t.dtype(),
+        })
+    })
+}
+
+fn typed<T: Element, I: IndexInt + Element>(
+    op: ScatterOp,
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    opts: &ScatterOptions,
+) -> Result<DynTensor> {
+    let d = typed_view::<T>(data, op, "data")?;
+    let i = typed_view::<I>(indices, op, "indices")?;
+    let u = typed_view::<T>(updates, op, "updates")?;
+    let out = match op {
+        ScatterOp::Elements => scatter_elements(&d, &i, &u, opts),
+        ScatterOp::Nd => scatter_nd(&d, &i, &u, opts),
+        ScatterOp::Update => scatter_update(&d, &i, &u, opts),
+    }?;
+    Ok(out.into())
+}
+
+fn typed_into<T: Element, I: IndexInt + Element>(
+    op: ScatterOp,
+    dest: &mut DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    let i = typed_view::<I>(indices, op, "indices")?;
+    let u = typed_view::<T>(updates, op, "updates")?;
+    let got = dest.dtype();
+    let mut d = dest.view_mut::<T>().ok_or_else(|| {
+        Error::new(ErrorKind::DTypeMismatch {
+            op: op.name(),
+            arg: "data",
+            expected: T::DTYPE,
+            got,
+        })
+    })?;
+    match op {
+        ScatterOp::Elements => crate::scatter_elements_into(&mut d, &i, &u, opts),
+        ScatterOp::Nd => crate::scatter_nd_into(&mut d, &i, &u, opts),
+        ScatterOp::Update => crate::scatter_update_into(&mut d, &i, &u, opts),
+    }
+}
+
+fn unsupported_indices(op: ScatterOp, dtype: DType) -> Error {
+    Error::new(ErrorKind::UnsupportedDType {
+        op: op.name(),
+        arg: "indices",
+        dtype,
+    })
+}
+
+/// Runs one scatter operator on erased tensors, out of place.
+///
+/// # Errors
+/// [`DTypeMismatch`](ErrorKind::DTypeMismatch) when `updates` differs from `data`,
+/// [`UnsupportedDType`](ErrorKind::UnsupportedDType) for non-integer indices, then every error
+/// of the typed operator.
+///
+/// ```
+/// use tensor_scatter::{scatter_dyn, DynTensor, ScatterOp, ScatterOptions};
+/// let out = scatter_dyn(
+///     ScatterOp::Elements,
+///     &DynTensor::from_vec(vec![0u8; 4], &[4]).unwrap(),
+///     &DynTensor::from_vec(vec![-1i16], &[1]).unwrap(),
+///     &DynTensor::from_vec(vec![9u8], &[1]).unwrap(),
+///     &ScatterOptions::new(),
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<u8>(), Some(&[0u8, 0, 0, 9][..]));
+/// ```
+pub fn scatter_dyn(
+    op: ScatterOp,
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    opts: &ScatterOptions,
+) -> Result<DynTensor> {
+    check_updates_dtype(op, data.dtype(), updates.dtype())?;
+    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed::<T, I>(op, data, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+}
+
+/// Runs one scatter operator on erased tensors, in place into `dest`.
+///
+/// # Errors
+/// As [`scatter_dyn`]; on error `dest` is unchanged.
+///
+/// ```
+/// use tensor_scatter::{scatter_dyn_into, DynTensor, Reduction, ScatterOp, ScatterOptions};
+/// let mut out = DynTensor::from_vec(vec![10.0f64, 20.0], &[2]).unwrap();
+/// scatter_dyn_into(
+///     ScatterOp::Nd,
+///     &mut out,
+///     &DynTensor::from_vec(vec![1i64, 1], &[2, 1]).unwrap(),
+///     &DynTensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap(),
+///     &ScatterOptions::new().reduction(Reduction::Max),
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<f64>(), Some(&[10.0, 20.0][..]));
+/// ```
+pub fn scatter_dyn_into(
+    op: ScatterOp,
+    dest: &mut DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    check_updates_dtype(op, dest.dtype(), updates.dtype())?;
+    with_dtype!(dest.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_into::<T, I>(op, dest, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+}

@@ -1,0 +1,173 @@
+//! Index data: the index dtypes, the [`IndexPolicy`], and the one function that turns a stored
+//! index value into a position. Every integer conversion of index data happens here.
+//!
+//! Values are compared in `i128`, which holds every value of every index dtype exactly, so a
+//! `u64` above `i64::MAX` is simply out of range and never reinterpreted as negative.
+
+use std::fmt;
+
+use crate::dtype::DType;
+
+mod private {
+    pub trait Sealed {}
+}
+
+/// An index element type: i8, i16, i32, i64, u8, u16, u32 or u64.
+///
+/// ```
+/// use tensor_scatter::IndexInt;
+/// assert_eq!(u64::MAX.to_i128(), 18446744073709551615);
+/// ```
+pub trait IndexInt: private::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
+    /// The runtime tag.
+    const DTYPE: DType;
+    /// The exact value.
+    fn to_i128(self) -> i128;
+}
+
+macro_rules! index_int {
+    ($($t:ty => $v:ident),*) => {$(
+        impl private::Sealed for $t {}
+        impl IndexInt for $t {
+            const DTYPE: DType = DType::$v;
+            #[inline(always)]
+            fn to_i128(self) -> i128 {
+                i128::from(self)
+            }
+        }
+    )*};
+}
+index_int!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+
+/// What a negative index means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum NegativeIndices {
+    /// Count from the end, once: `i < 0` means `i + s`, so `[-s, s)` is valid (ONNX, DirectML
+    /// FL ≥ 3.0, OpenVINO v12/v15, NumPy).
+    #[default]
+    Wrap,
+    /// Any negative value is an error (OpenVINO ScatterUpdate-3, PyTorch scatter).
+    Error,
+}
+
+/// What an index outside its dimension (after the negative rule) means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum OutOfRange {
+    /// An error before anything is written (every spec's rule).
+    #[default]
+    Error,
+    /// Clamp to `[0, s - 1]` (JAX `mode='clip'`); an error when `s == 0`.
+    Clamp,
+    /// Drop the whole update (JAX's default `drop`). For ScatterND a tuple is dropped when any
+    /// of its components is out of range.
+    Skip,
+}
+
+/// The index policy: how negative and out-of-range index values are treated.
+///
+/// ```
+/// use tensor_scatter::{IndexPolicy, NegativeIndices, OutOfRange};
+/// let p = IndexPolicy::default();
+/// assert_eq!((p.negative, p.out_of_range), (NegativeIndices::Wrap, OutOfRange::Error));
+/// let strict = IndexPolicy::new(NegativeIndices::Error, OutOfRange::Skip);
+/// assert_eq!(strict.out_of_range, OutOfRange::Skip);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct IndexPolicy {
+    /// Meaning of negative values.
+    pub negative: NegativeIndices,
+    /// Meaning of values outside the dimension.
+    pub out_of_range: OutOfRange,
+}
+
+impl IndexPolicy {
+    /// A policy from its two parts.
+    pub const fn new(negative: NegativeIndices, out_of_range: OutOfRange) -> IndexPolicy {
+        IndexPolicy {
+            negative,
+            out_of_range,
+        }
+    }
+}
+
+/// The outcome of resolving one index value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resolved {
+    /// A position in `[0, s)`.
+    At(usize),
+    /// Dropped under [`OutOfRange::Skip`].
+    Skip,
+}
+
+/// Why an index value was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    Negative,
+    OutOfRange,
+}
+
+/// Resolves `value` against a dimension of `size` under `policy`.
+#[inline]
+pub(crate) fn resolve(value: i128, size: usize, policy: IndexPolicy) -> Result<Resolved, Fault> {
+    let s = size as i128; // usize always fits in i128.
+    let mut v = value;
+    if v < 0 {
+        match policy.negative {
+            NegativeIndices::Error => return Err(Fault::Negative),
+            NegativeIndices::Wrap => v += s,
+        }
+    }
+    if (0..s).contains(&v) {
+        return Ok(Resolved::At(v as usize)); // 0 <= v < s <= usize::MAX
+    }
+    match policy.out_of_range {
+        OutOfRange::Error => Err(Fault::OutOfRange),
+        OutOfRange::Skip => Ok(Resolved::Skip),
+        OutOfRange::Clamp if size == 0 => Err(Fault::OutOfRange),
+        OutOfRange::Clamp => Ok(Resolved::At(if v < 0 { 0 } else { size - 1 })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WRAP_ERR: IndexPolicy = IndexPolicy::new(NegativeIndices::Wrap, OutOfRange::Error);
+
+    #[test]
+    fn wrap_accepts_minus_s_and_rejects_minus_s_minus_one() {
+        assert_eq!(resolve(-3, 3, WRAP_ERR), Ok(Resolved::At(0)));
+        assert_eq!(resolve(-1, 3, WRAP_ERR), Ok(Resolved::At(2)));
+        assert_eq!(resolve(-4, 3, WRAP_ERR), Err(Fault::OutOfRange));
+        assert_eq!(resolve(3, 3, WRAP_ERR), Err(Fault::OutOfRange));
+    }
+
+    #[test]
+    fn u64_max_is_out_of_range_not_minus_one() {
+        assert_eq!(
+            resolve(u64::MAX.to_i128(), 5, WRAP_ERR),
+            Err(Fault::OutOfRange)
+        );
+        assert_eq!(
+            resolve(i64::MIN.to_i128(), 5, WRAP_ERR),
+            Err(Fault::OutOfRange)
+        );
+    }
+
+    #[test]
+    fn clamp_and_skip() {
+        let clamp = IndexPolicy::new(NegativeIndices::Wrap, OutOfRange::Clamp);
+        assert_eq!(resolve(99, 4, clamp), Ok(Resolved::At(3)));
+        assert_eq!(resolve(-99, 4, clamp), Ok(Resolved::At(0)));
+        assert_eq!(resolve(0, 0, clamp), Err(Fault::OutOfRange));
+        let skip = IndexPolicy::new(NegativeIndices::Wrap, OutOfRange::Skip);
+        assert_eq!(resolve(4, 4, skip), Ok(Resolved::Skip));
+    }
+
+    #[test]
+    fn negative_error_policy_rejects_every_negative() {
+        let p = IndexPolicy::new(NegativeIndices::Error, OutOfRange::Skip);
+        assert_eq!(resolve(-1, 4, p), Err(Fault::Negative));
+        assert_eq!(resolve(7, 4, p), Ok(Resolved::Skip));
+    }
+}

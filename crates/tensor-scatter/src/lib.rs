@@ -1,0 +1,82 @@
+//! # tensor-scatter
+//!
+//! Exact, complete and deterministic tensor **scatter** operators for ML runtimes.
+//!
+//! | operator | ONNX | DirectML | BNNS | OpenVINO | PyTorch |
+//! |---|---|---|---|---|---|
+//! | [`scatter_elements`] | ScatterElements | SCATTER(_ELEMENTS) | BNNSScatter, same-shape indices | ScatterElementsUpdate | `scatter_reduce_` |
+//! | [`scatter_nd`] | ScatterND | SCATTER_ND | BNNSScatterND | ScatterNDUpdate | `index_put_` |
+//! | [`scatter_update`] | — | — | BNNSScatter, 1-D indices | ScatterUpdate-3 | `index_copy_`, `index_add_` |
+//!
+//! Each has an out-of-place form (`output = data`, then scatter) and an `_into` form that
+//! scatters into an existing, possibly strided, destination. The [`onnx`], [`directml`],
+//! [`bnns`] and [`openvino`] modules speak each seed API's own vocabulary.
+//!
+//! ## What we guarantee that the specs leave undefined
+//! * **Duplicates are defined.** Updates apply in row-major order of `indices`: with
+//!   `none` the last write wins, and every reduction folds in that order.
+//! * **Deterministic.** The result depends only on the inputs, bit for bit.
+//! * **Every bad input is an error before anything is written.** Shapes, axis, reduction,
+//!   dtypes and every index value are checked first; after an [`Error`] the destination is
+//!   unchanged. Nothing reachable from the public API panics on user data.
+//! * **Index policy** ([`IndexPolicy`]): negative indices wrap once or are an error;
+//!   out-of-range indices are an error (default), clamped, or skipped. A `u64` above
+//!   `i64::MAX` is out of range, never reinterpreted; each ScatterND component is checked
+//!   against its own dimension.
+//! * **Reductions** ([`Reduction`]): none, add, sub, mul, min, max, mean, with `include_self`.
+//!   See [`Element`] for the scalar rules (NaN-propagating min/max, wrapping integers, floor
+//!   mean, bool rules, f16/bf16 through f32) and [`Accumulation`] for wide f16/bf16 sums.
+//!
+//! ## Example
+//!
+//! ```
+//! use tensor_scatter::{scatter_elements, Reduction, ScatterOptions, TensorView};
+//!
+//! // ONNX ScatterElements with reduction=add: duplicates accumulate in index order.
+//! let data = [1.0f32, 2.0, 3.0, 4.0, 5.0];
+//! let out = scatter_elements(
+//!     &TensorView::new(&data, &[1, 5]).unwrap(),
+//!     &TensorView::new(&[1i64, 1], &[1, 2]).unwrap(),
+//!     &TensorView::new(&[1.1f32, 2.1], &[1, 2]).unwrap(),
+//!     &ScatterOptions::new().axis(1).reduction(Reduction::Add),
+//! )
+//! .unwrap();
+//! assert_eq!(out.as_slice(), &[1.0, 2.0 + 1.1 + 2.1, 3.0, 4.0, 5.0]);
+//! ```
+//!
+//! ## Features
+//! * `reference`: the naive oracle [`reference`], one literal function per operator.
+//! * `checked-kernels`: bounds-checked access in every kernel (see `kernels`).
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations)]
+#![doc(test(attr(deny(warnings))))]
+
+mod dtype;
+mod dynamic;
+mod error;
+mod index;
+mod kernels;
+mod ops;
+mod reduce;
+mod shape;
+mod view;
+
+#[cfg(any(test, feature = "reference"))]
+pub mod reference;
+
+#[cfg(test)]
+mod tests;
+
+pub use dtype::{DType, Element};
+pub use dynamic::{Buffer, DynTensor, ScatterOp, scatter_dyn, scatter_dyn_into};
+pub use error::{Error, ErrorKind, Result};
+pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
+pub use ops::ScatterOptions;
+pub use ops::scatter_elements::{scatter_elements, scatter_elements_into};
+pub use ops::scatter_nd::{scatter_nd, scatter_nd_into};
+pub use ops::scatter_update::{scatter_update, scatter_update_into};
+pub use reduce::{Accumulation, Reduction};
+pub use view::{Tensor, TensorView, TensorViewMut};
+
+/// Re-export of the `half` crate (f16 and bf16).
+pub use half;

@@ -1,0 +1,462 @@
+//! The operators and the engine they share.
+//!
+//! All three scatters are one computation (semantics.md §0): for every *outer* coordinate
+//! (ScatterUpdate's `data[..axis]`), for every index *tuple* in row-major order of `indices`,
+//! resolve the tuple to a destination offset and combine a *slice* of `updates` into the
+//! destination. The operators differ only in how they fill in a [`Plan`]:
+//!
+//! | operator | outer | tuples | components per tuple | slice |
+//! |---|---|---|---|---|
+//! | `scatter_elements` | — | `indices.shape` | 1 (the axis) | one element |
+//! | `scatter_nd` | — | `indices.shape[..q-1]` | `k = indices.shape[q-1]` | `data.shape[k..]` |
+//! | `scatter_update` | `data.shape[..axis]` | `indices.shape` | 1 (the axis) | `data.shape[axis+1..]` |
+//!
+//! The data path is plan (shapes only) → index pass (reads every index, returns an error
+//! before anything is written) → kernel (infallible).
+
+pub(crate) mod scatter_elements;
+pub(crate) mod scatter_nd;
+pub(crate) mod scatter_update;
+
+use crate::dtype::Element;
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::{Fault, IndexInt, IndexPolicy, Resolved, resolve};
+use crate::kernels;
+use crate::reduce::{Accumulation, AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
+use crate::shape::Odometer;
+use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
+
+/// Options shared by the three scatter operators.
+///
+/// Defaults follow ONNX: axis 0, reduction `none`, `include_self = true`, negative indices
+/// wrap once, out-of-range indices are an error, f16/bf16 round after every update.
+///
+/// ```
+/// use tensor_scatter::{Reduction, ScatterOptions, OutOfRange};
+/// let o = ScatterOptions::new().axis(-1).reduction(Reduction::Mean).include_self(false);
+/// assert_eq!((o.axis, o.reduction, o.include_self), (-1, Reduction::Mean, false));
+/// assert_eq!(o.index_policy.out_of_range, OutOfRange::Error);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ScatterOptions {
+    /// The axis for `scatter_elements` and `scatter_update`, in `[-rank, rank)`; ignored by
+    /// `scatter_nd`.
+    pub axis: i64,
+    /// How updates combine with the destination.
+    pub reduction: Reduction,
+    /// Whether the destination's own value starts the fold (ONNX: always; OpenVINO
+    /// `use_init_val`; torch `include_self`). When false, every targeted cell starts from the
+    /// reduction's identity; untouched cells keep their value. Ignored by `none`.
+    pub include_self: bool,
+    /// Negative and out-of-range index handling.
+    pub index_policy: IndexPolicy,
+    /// Where f16/bf16 reductions accumulate.
+    pub accumulation: Accumulation,
+}
+
+impl ScatterOptions {
+    /// The defaults (ONNX semantics).
+    pub fn new() -> ScatterOptions {
+        ScatterOptions {
+            include_self: true,
+            ..Default::default()
+        }
+    }
+    /// Sets the axis.
+    pub fn axis(mut self, axis: i64) -> Self {
+        self.axis = axis;
+        self
+    }
+    /// Sets the reduction.
+    pub fn reduction(mut self, reduction: Reduction) -> Self {
+        self.reduction = reduction;
+        self
+    }
+    /// Sets `include_self`.
+    pub fn include_self(mut self, include_self: bool) -> Self {
+        self.include_self = include_self;
+        self
+    }
+    /// Sets the index policy.
+    pub fn index_policy(mut self, policy: IndexPolicy) -> Self {
+        self.index_policy = policy;
+        self
+    }
+    /// Sets the accumulation mode.
+    pub fn accumulation(mut self, accumulation: Accumulation) -> Self {
+        self.accumulation = accumulation;
+        self
+    }
+}
+
+/// One index component: which data dimension it addresses.
+#[derive(Clone, Debug)]
+pub(crate) struct Component {
+    pub(crate) dim: usize,
+    pub(crate) size: usize,
+    pub(crate) dest_stride: isize,
+}
+
+/// A contiguous-or-strided walk over a slice, split into runs contiguous in both operands.
+#[derive(Clone, Debug)]
+pub(crate) struct Runs {
+    /// Elements per run (`dest` and `updates` both have stride 1 inside a run).
+    len: usize,
+    /// The dims iterated around runs, with their strides.
+    shape: Vec<usize>,
+    dest: Vec<isize>,
+    upd: Vec<isize>,
+    count: usize,
+}
+
+impl Runs {
+    /// Collapses the slice dims, then peels off the innermost dim as a run when both operands
+    /// are contiguous along it.
+    fn new(shape: &[usize], dest: &[isize], upd: &[isize]) -> Runs {
+        let mut dims: Vec<(usize, isize, isize)> = Vec::new();
+        for ((&n, &d), &u) in shape.iter().zip(dest).zip(upd) {
+            if n == 1 {
+                continue;
+            }
+            if let Some(last) = dims.last_mut() {
+                // Merge into the previous (outer) dim when this one continues it exactly.
+                if last.1 == d.wrapping_mul(n as isize) && last.2 == u.wrapping_mul(n as isize) {
+                    *last = (last.0 * n, d, u);
+                    continue;
+                }
+            }
+            dims.push((n, d, u));
+        }
+        let count: usize = shape.iter().product();
+        let mut len = 1;
+        if let Some(&(n, 1, 1)) = dims.last() {
+            len = n;
+            dims.pop();
+        }
+        Runs {
+            len,
+            shape: dims.iter().map(|d| d.0).collect(),
+            dest: dims.iter().map(|d| d.1).collect(),
+            upd: dims.iter().map(|d| d.2).collect(),
+            count: if len == 0 { 0 } else { count / len },
+        }
+    }
+}
+
+/// The shape-only plan of one scatter call (see the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub(crate) op: &'static str,
+    pub(crate) outer_shape: Vec<usize>,
+    pub(crate) dest_outer: Vec<isize>,
+    pub(crate) upd_outer: Vec<isize>,
+    pub(crate) tuple_shape: Vec<usize>,
+    pub(crate) idx_tuple: Vec<isize>,
+    pub(crate) upd_tuple: Vec<isize>,
+    /// Destination stride of each tuple dim that also addresses data (ScatterElements' non-axis
+    /// dims); zero elsewhere.
+    pub(crate) dest_tuple: Vec<isize>,
+    pub(crate) comps: Vec<Component>,
+    /// Stride between the components of one tuple in `indices`.
+    pub(crate) comp_stride: isize,
+    /// Whether an error position names the component too (ScatterND).
+    pub(crate) nd_position: bool,
+    pub(crate) slice_shape: Vec<usize>,
+    pub(crate) dest_slice: Vec<isize>,
+    pub(crate) upd_slice: Vec<isize>,
+}
+
+/// Marks a dropped tuple in the resolved-offset buffer.
+const SKIP: isize = isize::MIN;
+
+/// The index pass: reads every index once, in row-major order, and returns the destination
+/// offset of each tuple (relative to the destination's origin), or the first error.
+pub(crate) fn resolve_indices<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    policy: IndexPolicy,
+) -> Result<Vec<isize>> {
+    let n: usize = plan.tuple_shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut odo = Odometer::new(
+        &plan.tuple_shape,
+        [&plan.idx_tuple, &plan.dest_tuple],
+        [indices.layout.offset as isize, 0],
+        n,
+    );
+    let mut failure = None;
+    while failure.is_none()
+        && odo.next_with_coord(|coord, [idx_off, dest_static]| {
+            let mut rel = dest_static;
+            let mut skip = false;
+            for (j, c) in plan.comps.iter().enumerate() {
+                let pos = idx_off + j as isize * plan.comp_stride;
+                let value = indices.data[pos as usize].to_i128();
+                match resolve(value, c.size, policy) {
+                    Ok(Resolved::At(p)) => rel += p as isize * c.dest_stride,
+                    Ok(Resolved::Skip) => skip = true,
+                    Err(fault) => {
+                        let mut position = coord.to_vec();
+                        if plan.nd_position {
+                            position.push(j);
+                        }
+                        failure = Some(index_error(plan.op, fault, position, value, c));
+                        return;
+                    }
+                }
+            }
+            out.push(if skip { SKIP } else { rel });
+        })
+    {}
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+fn index_error(
+    op: &'static str,
+    fault: Fault,
+    position: Vec<usize>,
+    value: i128,
+    c: &Component,
+) -> Error {
+    Error::new(match fault {
+        Fault::Negative => ErrorKind::NegativeIndex {
+            op,
+            arg: "indices",
+            position,
+            value,
+            dim: c.dim,
+        },
+        Fault::OutOfRange => ErrorKind::IndexOutOfRange {
+            op,
+            arg: "indices",
+            position,
+            value,
+            dim: c.dim,
+            size: c.size,
+        },
+    })
+}
+
+/// Calls `f(dest_pos, upd_pos, len)` for every run of every non-skipped tuple, in application
+/// order. Positions are absolute buffer positions.
+fn for_each_run(
+    plan: &Plan,
+    runs: &Runs,
+    resolved: &[isize],
+    dest_base: isize,
+    upd_base: isize,
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    if runs.count == 0 || resolved.is_empty() {
+        return;
+    }
+    let outer_n: usize = plan.outer_shape.iter().product();
+    let mut outer = Odometer::new(
+        &plan.outer_shape,
+        [&plan.dest_outer, &plan.upd_outer],
+        [dest_base, upd_base],
+        outer_n,
+    );
+    while let Some([d_outer, u_outer]) = outer.next_offsets() {
+        let mut tuples = Odometer::new(
+            &plan.tuple_shape,
+            [&plan.upd_tuple],
+            [u_outer],
+            resolved.len(),
+        );
+        for &rel in resolved {
+            let Some([u_tuple]) = tuples.next_offsets() else {
+                break;
+            };
+            if rel == SKIP {
+                continue;
+            }
+            let d0 = d_outer + rel;
+            let mut inner = Odometer::new(
+                &runs.shape,
+                [&runs.dest, &runs.upd],
+                [d0, u_tuple],
+                runs.count,
+            );
+            while let Some([d, u]) = inner.next_offsets() {
+                f(d as usize, u as usize, runs.len);
+            }
+        }
+    }
+}
+
+/// Runs the kernel for a validated plan. Infallible: every position it touches was proven in
+/// bounds by the view checks and the index pass.
+pub(crate) fn execute<T: Element>(
+    plan: &Plan,
+    resolved: &[isize],
+    dest: &mut [T],
+    dest_layout: &Layout,
+    upd: &[T],
+    upd_layout: &Layout,
+    opts: &ScatterOptions,
+) {
+    let runs = Runs::new(&plan.slice_shape, &plan.dest_slice, &plan.upd_slice);
+    let r = opts.reduction;
+    let widen = opts.accumulation == Accumulation::Wide
+        && T::DTYPE != <T::Wide as Element>::DTYPE
+        && matches!(
+            r,
+            Reduction::Add | Reduction::Sub | Reduction::Mul | Reduction::Mean
+        );
+    let (Some((dlo, dhi)), Some((ulo, uhi))) = (dest_layout.span(), upd_layout.span()) else {
+        return; // nothing to read or nothing to write
+    };
+    let dest_base = dest_layout.offset as isize;
+    let upd_base = upd_layout.offset as isize;
+    if !widen {
+        apply(
+            plan,
+            &runs,
+            resolved,
+            dest,
+            dest_base,
+            upd,
+            upd_base,
+            r,
+            opts.include_self,
+            (dlo, dhi),
+        );
+        return;
+    }
+    // Wide accumulation: promote the reachable spans, run the fold in the wide type, and
+    // round back only the cells that were targeted (the others stay bit-identical).
+    let mut wide_dest: Vec<T::Wide> = dest[dlo..=dhi].iter().map(|x| x.widen()).collect();
+    let wide_upd: Vec<T::Wide> = upd[ulo..=uhi].iter().map(|x| x.widen()).collect();
+    let (db, ub) = (dest_base - dlo as isize, upd_base - ulo as isize);
+    apply(
+        plan,
+        &runs,
+        resolved,
+        &mut wide_dest,
+        db,
+        &wide_upd,
+        ub,
+        r,
+        opts.include_self,
+        (0, dhi - dlo),
+    );
+    let mut touched = vec![false; dhi - dlo + 1];
+    for_each_run(plan, &runs, resolved, db, ub, |d, _, len| {
+        touched[d..d + len].fill(true)
+    });
+    for ((t, w), x) in touched.iter().zip(&wide_dest).zip(&mut dest[dlo..=dhi]) {
+        if *t {
+            *x = T::narrow(*w);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply<T: Element>(
+    plan: &Plan,
+    runs: &Runs,
+    resolved: &[isize],
+    dest: &mut [T],
+    dest_base: isize,
+    upd: &[T],
+    upd_base: isize,
+    reduction: Reduction,
+    include_self: bool,
+    (lo, hi): (usize, usize),
+) {
+    let walk = |f: &mut dyn FnMut(usize, usize, usize)| {
+        for_each_run(plan, runs, resolved, dest_base, upd_base, f)
+    };
+    if reduction != Reduction::None && !include_self {
+        let id = T::identity(reduction);
+        walk(&mut |d, _, len| kernels::fill(dest, d, len, id));
+    }
+    match reduction {
+        Reduction::None => {
+            walk(&mut |d, u, len| kernels::combine::<T, Assign>(dest, d, upd, u, len))
+        }
+        Reduction::Add => walk(&mut |d, u, len| kernels::combine::<T, AddC>(dest, d, upd, u, len)),
+        Reduction::Sub => walk(&mut |d, u, len| kernels::combine::<T, SubC>(dest, d, upd, u, len)),
+        Reduction::Mul => walk(&mut |d, u, len| kernels::combine::<T, MulC>(dest, d, upd, u, len)),
+        Reduction::Min => walk(&mut |d, u, len| kernels::combine::<T, MinC>(dest, d, upd, u, len)),
+        Reduction::Max => walk(&mut |d, u, len| kernels::combine::<T, MaxC>(dest, d, upd, u, len)),
+        Reduction::Mean => {
+            let mut counts = vec![0u64; hi - lo + 1];
+            walk(&mut |d, u, len| {
+                kernels::combine::<T, AddC>(dest, d, upd, u, len);
+                for c in &mut counts[d - lo..d - lo + len] {
+                    *c += 1;
+                }
+            });
+            let extra = u64::from(include_self);
+            for (c, x) in counts.iter().zip(&mut dest[lo..=hi]) {
+                if *c > 0 {
+                    *x = T::mean(*x, *c + extra);
+                }
+            }
+        }
+    }
+}
+
+/// Signature of an operator's shape-only planner: destination, indices and updates layouts.
+pub(crate) type Planner = fn(&Layout, &Layout, &Layout, &ScatterOptions) -> Result<Plan>;
+
+/// Out-of-place driver: validate everything, then copy `data` and scatter into the copy.
+pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<Tensor<T>> {
+    opts.reduction.check_for::<T>(op)?;
+    let dest_layout = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
+    let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
+    let resolved = resolve_indices(&plan, indices, opts.index_policy)?;
+    let mut out = data.to_tensor();
+    execute(
+        &plan,
+        &resolved,
+        &mut out.data,
+        &dest_layout,
+        updates.data,
+        &updates.layout,
+        opts,
+    );
+    Ok(out)
+}
+
+/// In-place driver: validate everything, then scatter into `dest`. On error `dest` is untouched.
+pub(crate) fn run_in_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    dest: &mut TensorViewMut<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    opts.reduction.check_for::<T>(op)?;
+    let plan = planner(&dest.layout, &indices.layout, &updates.layout, opts)?;
+    let resolved = resolve_indices(&plan, indices, opts.index_policy)?;
+    execute(
+        &plan,
+        &resolved,
+        dest.data,
+        &dest.layout,
+        updates.data,
+        &updates.layout,
+        opts,
+    );
+    Ok(())
+}
+
+/// Formats a shape rule for error messages.
+pub(crate) fn shape_text(shape: &[usize]) -> String {
+    format!("{shape:?}")
+}

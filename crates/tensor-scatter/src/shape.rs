@@ -1,0 +1,154 @@
+//! Shape arithmetic: overflow-checked element counts, axis normalisation, contiguous strides
+//! and the row-major odometer every loop in the crate walks with.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Product of `shape`, or a [`SizeOverflow`](ErrorKind::SizeOverflow) error naming `arg`.
+pub(crate) fn numel(op: &'static str, arg: &'static str, shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::overflow(op, arg))
+}
+
+/// Maps `axis` in `[-rank, rank)` to `[0, rank)`.
+pub(crate) fn normalize_axis(
+    op: &'static str,
+    arg: &'static str,
+    axis: i64,
+    rank: usize,
+) -> Result<usize> {
+    let r = rank as i128;
+    let a = i128::from(axis);
+    let n = if a < 0 { a + r } else { a };
+    if (0..r).contains(&n) {
+        Ok(n as usize)
+    } else {
+        Err(Error::new(ErrorKind::AxisOutOfRange {
+            op,
+            arg,
+            axis: a,
+            rank,
+        }))
+    }
+}
+
+/// Row-major strides of a contiguous tensor; the caller has checked that the element count
+/// fits in `isize`.
+pub(crate) fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = acc;
+        acc = acc.wrapping_mul(d as isize);
+    }
+    strides
+}
+
+/// A row-major walk over the coordinates of a shape, tracking one linear offset per set of
+/// strides. `N` is the number of operands walked in lock-step.
+pub(crate) struct Odometer<'a, const N: usize> {
+    shape: &'a [usize],
+    strides: [&'a [isize]; N],
+    coord: Vec<usize>,
+    offsets: [isize; N],
+    remaining: usize,
+}
+
+impl<'a, const N: usize> Odometer<'a, N> {
+    /// Walks `shape` starting from `bases`; `total` is the product of `shape`.
+    pub(crate) fn new(
+        shape: &'a [usize],
+        strides: [&'a [isize]; N],
+        bases: [isize; N],
+        total: usize,
+    ) -> Self {
+        Odometer {
+            shape,
+            strides,
+            coord: vec![0; shape.len()],
+            offsets: bases,
+            remaining: total,
+        }
+    }
+
+    /// Returns the offsets of the current coordinate and advances; `None` when done.
+    #[inline]
+    pub(crate) fn next_offsets(&mut self) -> Option<[isize; N]> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let out = self.offsets;
+        self.remaining -= 1;
+        if self.remaining > 0 {
+            self.advance();
+        }
+        Some(out)
+    }
+
+    /// Like `next_offsets`, but hands out the coordinate too (before advancing).
+    pub(crate) fn next_with_coord(&mut self, f: impl FnOnce(&[usize], [isize; N])) -> bool {
+        if self.remaining == 0 {
+            return false;
+        }
+        f(&self.coord, self.offsets);
+        self.remaining -= 1;
+        if self.remaining > 0 {
+            self.advance();
+        }
+        true
+    }
+
+    #[inline]
+    fn advance(&mut self) {
+        for d in (0..self.shape.len()).rev() {
+            self.coord[d] += 1;
+            for (off, st) in self.offsets.iter_mut().zip(&self.strides) {
+                *off = off.wrapping_add(st[d]);
+            }
+            if self.coord[d] < self.shape[d] {
+                return;
+            }
+            let back = self.shape[d] as isize;
+            for (off, st) in self.offsets.iter_mut().zip(&self.strides) {
+                *off = off.wrapping_sub(st[d].wrapping_mul(back));
+            }
+            self.coord[d] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odometer_visits_row_major_offsets() {
+        let shape = [2, 3];
+        let a = [3isize, 1];
+        let b = [1isize, 2];
+        let mut o = Odometer::new(&shape, [&a, &b], [0, 10], 6);
+        let mut got = vec![];
+        while let Some(x) = o.next_offsets() {
+            got.push(x);
+        }
+        assert_eq!(
+            got,
+            vec![[0, 10], [1, 12], [2, 14], [3, 11], [4, 13], [5, 15]]
+        );
+    }
+
+    #[test]
+    fn axis_normalisation_and_range() {
+        assert_eq!(normalize_axis("t", "axis", -1, 3).unwrap(), 2);
+        assert!(normalize_axis("t", "axis", 3, 3).is_err());
+        assert!(normalize_axis("t", "axis", i64::MIN, 3).is_err());
+        assert!(normalize_axis("t", "axis", 0, 0).is_err());
+    }
+
+    #[test]
+    fn numel_overflow_is_an_error() {
+        assert!(numel("t", "data", &[usize::MAX, 2]).is_err());
+        assert_eq!(numel("t", "data", &[usize::MAX, 0]).unwrap(), 0);
+    }
+}

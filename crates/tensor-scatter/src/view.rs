@@ -1,0 +1,383 @@
+//! Tensor views over caller memory (any rank, element strides, zero-size dims) and the owned
+//! contiguous [`Tensor`] the out-of-place operators return.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::shape::{contiguous_strides, numel};
+
+/// The validated geometry of a view: where its elements lie in the buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) strides: Vec<isize>,
+    /// Buffer position of coordinate `[0, ..., 0]`.
+    pub(crate) offset: usize,
+    pub(crate) numel: usize,
+}
+
+impl Layout {
+    /// Checks that every element of `shape`/`strides` at `offset` lies inside `len` elements.
+    fn new(len: usize, offset: usize, shape: &[usize], strides: &[isize]) -> Result<Layout> {
+        let bad = |reason: String| {
+            Error::new(ErrorKind::InvalidView {
+                op: "view",
+                arg: "strides",
+                reason,
+            })
+        };
+        if shape.len() != strides.len() {
+            return Err(bad(format!(
+                "{} strides for a shape of rank {}",
+                strides.len(),
+                shape.len()
+            )));
+        }
+        let n = numel("view", "shape", shape)?;
+        if n > isize::MAX as usize {
+            return Err(Error::overflow("view", "shape"));
+        }
+        if n > 0 {
+            // Lowest and highest reachable buffer positions, in i128 (no overflow possible).
+            let (mut lo, mut hi) = (offset as i128, offset as i128);
+            for (&d, &s) in shape.iter().zip(strides) {
+                let span = (d as i128 - 1) * s as i128;
+                if span < 0 { lo += span } else { hi += span }
+            }
+            if lo < 0 || hi >= len as i128 {
+                return Err(bad(format!(
+                    "shape {shape:?} with strides {strides:?} at offset {offset} reaches positions [{lo}, {hi}] outside a buffer of {len} elements"
+                )));
+            }
+        } else if offset > len {
+            return Err(bad(format!(
+                "offset {offset} is past the end of a buffer of {len} elements"
+            )));
+        }
+        Ok(Layout {
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            offset,
+            numel: n,
+        })
+    }
+
+    /// The contiguous layout of an already validated shape holding `numel` elements.
+    pub(crate) fn contiguous_unchecked(shape: &[usize], numel: usize) -> Layout {
+        Layout {
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+            numel,
+        }
+    }
+
+    fn contiguous(len: usize, shape: &[usize]) -> Result<Layout> {
+        let n = numel("view", "shape", shape)?;
+        if n != len {
+            return Err(Error::new(ErrorKind::InvalidView {
+                op: "view",
+                arg: "shape",
+                reason: format!("shape {shape:?} holds {n} elements but the buffer has {len}"),
+            }));
+        }
+        if n > isize::MAX as usize {
+            return Err(Error::overflow("view", "shape"));
+        }
+        Ok(Layout {
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+            numel: n,
+        })
+    }
+
+    /// Rejects layouts in which two coordinates share one buffer position: sorted by stride
+    /// magnitude, each stride must step over everything the smaller ones reach.
+    fn check_no_overlap(&self) -> Result<()> {
+        if self.numel <= 1 {
+            return Ok(());
+        }
+        let mut dims: Vec<(usize, usize)> = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .filter(|(d, _)| **d > 1)
+            .map(|(&d, &s)| (s.unsigned_abs(), d))
+            .collect();
+        dims.sort_unstable();
+        let mut reach = 0usize; // highest relative position reachable by the dims so far
+        for (s, d) in dims {
+            if s <= reach || s == 0 {
+                return Err(Error::new(ErrorKind::InvalidView {
+                    op: "view",
+                    arg: "strides",
+                    reason: format!(
+                        "a writable view must not overlap itself, but shape {:?} with strides {:?} maps several coordinates to one element",
+                        self.shape, self.strides
+                    ),
+                }));
+            }
+            reach += s * (d - 1); // bounded by the buffer length, checked in `new`
+        }
+        Ok(())
+    }
+
+    /// Buffer position of a coordinate (caller guarantees it is in the shape).
+    pub(crate) fn position(&self, coord: &[usize]) -> usize {
+        let rel: isize = coord
+            .iter()
+            .zip(&self.strides)
+            .map(|(&c, &s)| c as isize * s)
+            .sum();
+        (self.offset as isize + rel) as usize
+    }
+
+    /// Lowest and highest buffer positions reached (`None` for an empty view).
+    pub(crate) fn span(&self) -> Option<(usize, usize)> {
+        if self.numel == 0 {
+            return None;
+        }
+        let (mut lo, mut hi) = (self.offset as isize, self.offset as isize);
+        for (&d, &s) in self.shape.iter().zip(&self.strides) {
+            let span = (d as isize - 1) * s;
+            if span < 0 { lo += span } else { hi += span }
+        }
+        Some((lo as usize, hi as usize))
+    }
+}
+
+/// A read-only view of a tensor: a buffer, a shape, element strides and an offset.
+///
+/// # Examples
+///
+/// ```
+/// use tensor_scatter::TensorView;
+/// let buf = [0, 1, 2, 3, 4, 5];
+/// let v = TensorView::new(&buf, &[2, 3]).unwrap();
+/// assert_eq!(v.get(&[1, 2]), Some(5));
+/// // The transpose, as a strided view of the same buffer.
+/// let t = TensorView::with_strides(&buf, 0, &[3, 2], &[1, 3]).unwrap();
+/// assert_eq!(t.to_vec(), vec![0, 3, 1, 4, 2, 5]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct TensorView<'a, T> {
+    pub(crate) data: &'a [T],
+    pub(crate) layout: Layout,
+}
+
+impl<'a, T: Copy> TensorView<'a, T> {
+    /// A contiguous row-major view of `data` with `shape`.
+    ///
+    /// # Errors
+    /// [`InvalidView`](ErrorKind::InvalidView) when `data.len()` differs from the element count,
+    /// [`SizeOverflow`](ErrorKind::SizeOverflow) when the count overflows.
+    pub fn new(data: &'a [T], shape: &[usize]) -> Result<Self> {
+        Ok(TensorView {
+            data,
+            layout: Layout::contiguous(data.len(), shape)?,
+        })
+    }
+
+    /// A strided view: element `c` lives at `data[offset + Σ c[d]·strides[d]]`. Strides may be
+    /// zero (broadcast) or negative.
+    ///
+    /// # Errors
+    /// [`InvalidView`](ErrorKind::InvalidView) when some element lies outside `data` or the
+    /// ranks of `shape` and `strides` differ.
+    pub fn with_strides(
+        data: &'a [T],
+        offset: usize,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<Self> {
+        Ok(TensorView {
+            data,
+            layout: Layout::new(data.len(), offset, shape, strides)?,
+        })
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    /// The element strides.
+    pub fn strides(&self) -> &[isize] {
+        &self.layout.strides
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.layout.numel
+    }
+
+    /// True when the view has no element.
+    pub fn is_empty(&self) -> bool {
+        self.layout.numel == 0
+    }
+
+    /// The element at `coord`, or `None` outside the shape.
+    pub fn get(&self, coord: &[usize]) -> Option<T> {
+        in_shape(&self.layout.shape, coord).then(|| self.data[self.layout.position(coord)])
+    }
+
+    /// The elements in row-major order.
+    pub fn to_vec(&self) -> Vec<T> {
+        gather_row_major(self.data, &self.layout)
+    }
+
+    /// A contiguous copy.
+    pub fn to_tensor(&self) -> Tensor<T> {
+        Tensor {
+            data: self.to_vec(),
+            shape: self.layout.shape.clone(),
+        }
+    }
+}
+
+/// A writable view of a tensor; unlike [`TensorView`] it must not overlap itself.
+///
+/// ```
+/// use tensor_scatter::TensorViewMut;
+/// let mut buf = [0u8; 6];
+/// assert!(TensorViewMut::with_strides(&mut buf, 0, &[2, 3], &[0, 1]).is_err()); // broadcast
+/// let mut v = TensorViewMut::with_strides(&mut buf, 1, &[2], &[3]).unwrap();
+/// assert_eq!(v.shape(), &[2]);
+/// ```
+#[derive(Debug)]
+pub struct TensorViewMut<'a, T> {
+    pub(crate) data: &'a mut [T],
+    pub(crate) layout: Layout,
+}
+
+impl<'a, T: Copy> TensorViewMut<'a, T> {
+    /// A contiguous row-major writable view.
+    ///
+    /// # Errors
+    /// As [`TensorView::new`].
+    pub fn new(data: &'a mut [T], shape: &[usize]) -> Result<Self> {
+        let layout = Layout::contiguous(data.len(), shape)?;
+        Ok(TensorViewMut { data, layout })
+    }
+
+    /// A strided writable view.
+    ///
+    /// # Errors
+    /// As [`TensorView::with_strides`], plus [`InvalidView`](ErrorKind::InvalidView) when two
+    /// coordinates share one element (a zero stride on a dimension longer than 1, say).
+    pub fn with_strides(
+        data: &'a mut [T],
+        offset: usize,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<Self> {
+        let layout = Layout::new(data.len(), offset, shape, strides)?;
+        layout.check_no_overlap()?;
+        Ok(TensorViewMut { data, layout })
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    /// The elements in row-major order.
+    pub fn to_vec(&self) -> Vec<T> {
+        gather_row_major(self.data, &self.layout)
+    }
+
+    /// A read-only view of the same elements.
+    pub fn as_view(&self) -> TensorView<'_, T> {
+        TensorView {
+            data: self.data,
+            layout: self.layout.clone(),
+        }
+    }
+}
+
+/// An owned, contiguous, row-major tensor.
+///
+/// ```
+/// use tensor_scatter::Tensor;
+/// let t = Tensor::from_vec(vec![1, 2, 3, 4], &[2, 2]).unwrap();
+/// assert_eq!(t.view().get(&[1, 0]), Some(3));
+/// assert_eq!(t.into_vec(), vec![1, 2, 3, 4]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor<T> {
+    pub(crate) data: Vec<T>,
+    pub(crate) shape: Vec<usize>,
+}
+
+impl<T: Copy> Tensor<T> {
+    /// Wraps `data` as a tensor of `shape`.
+    ///
+    /// # Errors
+    /// [`InvalidView`](ErrorKind::InvalidView) when the length differs from the element count.
+    pub fn from_vec(data: Vec<T>, shape: &[usize]) -> Result<Self> {
+        Layout::contiguous(data.len(), shape)?;
+        Ok(Tensor {
+            data,
+            shape: shape.to_vec(),
+        })
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The elements in row-major order.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The element buffer.
+    pub fn into_vec(self) -> Vec<T> {
+        self.data
+    }
+
+    /// A view of the whole tensor.
+    pub fn view(&self) -> TensorView<'_, T> {
+        TensorView {
+            data: &self.data,
+            layout: Layout {
+                shape: self.shape.clone(),
+                strides: contiguous_strides(&self.shape),
+                offset: 0,
+                numel: self.data.len(),
+            },
+        }
+    }
+
+    /// A writable view of the whole tensor.
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
+        let layout = Layout {
+            shape: self.shape.clone(),
+            strides: contiguous_strides(&self.shape),
+            offset: 0,
+            numel: self.data.len(),
+        };
+        TensorViewMut {
+            data: &mut self.data,
+            layout,
+        }
+    }
+}
+
+fn in_shape(shape: &[usize], coord: &[usize]) -> bool {
+    coord.len() == shape.len() && coord.iter().zip(shape).all(|(c, d)| c < d)
+}
+
+fn gather_row_major<T: Copy>(data: &[T], layout: &Layout) -> Vec<T> {
+    let mut out = Vec::with_capacity(layout.numel);
+    let mut odo = crate::shape::Odometer::new(
+        &layout.shape,
+        [&layout.strides],
+        [layout.offset as isize],
+        layout.numel,
+    );
+    while let Some([p]) = odo.next_offsets() {
+        out.push(data[p as usize]);
+    }
+    out
+}
