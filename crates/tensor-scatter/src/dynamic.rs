@@ -88,7 +88,6 @@ macro_rules! with_dtype {
         }
     };
 }
-pub(crate) use with_dtype;
 
 /// Runs `$body` with `$I` bound to the Rust type of the integer dtype `$dtype`, or evaluates
 /// `$other` for a non-integer dtype.
@@ -131,6 +130,9 @@ macro_rules! with_index_dtype {
         }
     };
 }
+
+#[allow(unused_imports)] // used by the test suite
+pub(crate) use with_dtype;
 
 impl Buffer {
     /// The dtype of the elements.
@@ -424,4 +426,9 @@ pub fn scatter_dyn_into(
 ) -> Result<()> {
     check_updates_dtype(op, dest.dtype(), updates.dtype())?;
     with_dtype!(dest.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_into::<T, I>(op, dest, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+}
+
+/// The integer value of a one-element index-typed tensor (an axis given as a tensor, say).
+pub(crate) fn integer_scalar(t: &DynTensor) -> Option<i128> {
+    with_index_dtype!(t.dtype(), I => t.as_slice::<I>().and_then(|v| v.first()).map(|x| x.to_i128()), _ => None)
 }

@@ -61,6 +61,11 @@ mod reduce;
 mod shape;
 mod view;
 
+pub mod bnns;
+pub mod directml;
+pub mod onnx;
+pub mod openvino;
+
 #[cfg(any(test, feature = "reference"))]
 pub mod reference;
 

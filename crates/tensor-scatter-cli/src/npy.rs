@@ -1,0 +1,319 @@
+//! NumPy `.npy` files (format versions 1, 2 and 3), read into and written from [`DynTensor`].
+//!
+//! Little- and big-endian arrays of every tensor-scatter dtype are read; C order only.
+//! bfloat16 arrays as `ml_dtypes` writes them (`<V2`, raw 2-byte records) are read as bf16
+//! when `bf16` is set, and bf16 tensors are written back as `<V2`.
+
+use std::io::Write;
+use std::path::Path;
+
+use tensor_scatter::half::{bf16, f16};
+use tensor_scatter::{Buffer, DType, DynTensor};
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Parses the `.npy` bytes in `bytes`. `bf16` selects how `<V2` records are read.
+pub(crate) fn parse(bytes: &[u8], bf16_records: bool) -> Result<DynTensor, String> {
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return Err("not a .npy file (bad magic)".into());
+    }
+    let major = bytes[6];
+    let (header_len, start): (usize, usize) = match major {
+        1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
+        2 | 3 => {
+            let b = bytes.get(8..12).ok_or("truncated header")?;
+            (u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize, 12)
+        }
+        v => return Err(format!("unsupported .npy format version {v}")),
+    };
+    let header = bytes
+        .get(start..start.saturating_add(header_len))
+        .ok_or("truncated header")?;
+    let header = std::str::from_utf8(header).map_err(|_| "header is not text")?;
+    let descr = dict_value(header, "descr").ok_or("header has no 'descr'")?;
+    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
+    let fortran = dict_value(header, "fortran_order").ok_or("header has no 'fortran_order'")?;
+    if fortran.trim() != "False" {
+        return Err(
+            "Fortran-order arrays are not supported; save with np.ascontiguousarray".into(),
+        );
+    }
+    let shape = parse_shape(dict_value(header, "shape").ok_or("header has no 'shape'")?)?;
+    let (dtype, big_endian) = parse_descr(descr, bf16_records)?;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or("shape overflows")?;
+    let width = dtype.size_of();
+    let body = &bytes[start + header_len..];
+    let need = count.checked_mul(width).ok_or("shape overflows")?;
+    if body.len() != need {
+        return Err(format!(
+            "shape {shape:?} of {dtype} needs {need} data bytes, the file has {}",
+            body.len()
+        ));
+    }
+    let buffer = decode(dtype, body, big_endian)?;
+    DynTensor::new(buffer, &shape).map_err(|e| e.to_string())
+}
+
+/// The text after `'key':` up to the next top-level comma.
+fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let pat_single = format!("'{key}':");
+    let pat_double = format!("\"{key}\":");
+    let at = header
+        .find(&pat_single)
+        .map(|i| i + pat_single.len())
+        .or_else(|| header.find(&pat_double).map(|i| i + pat_double.len()))?;
+    let rest = header[at..].trim_start();
+    let end = if rest.starts_with('(') {
+        rest.find(')')? + 1
+    } else {
+        rest.find([',', '}'])?
+    };
+    Some(rest[..end].trim())
+}
+
+fn parse_shape(text: &str) -> Result<Vec<usize>, String> {
+    let inner = text
+        .trim()
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .ok_or("bad 'shape'")?;
+    inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.trim_end_matches('L')
+                .parse::<usize>()
+                .map_err(|_| format!("bad dimension '{s}' in 'shape'"))
+        })
+        .collect()
+}
+
+fn parse_descr(descr: &str, bf16_records: bool) -> Result<(DType, bool), String> {
+    let (order, code) = descr.split_at(descr.len().min(1));
+    let big = match order {
+        "<" | "|" | "=" => false,
+        ">" => true,
+        _ => return Err(format!("unsupported dtype '{descr}'")),
+    };
+    let dtype = match code {
+        "f8" => DType::F64,
+        "f4" => DType::F32,
+        "f2" => DType::F16,
+        "i8" => DType::I64,
+        "i4" => DType::I32,
+        "i2" => DType::I16,
+        "i1" => DType::I8,
+        "u8" => DType::U64,
+        "u4" => DType::U32,
+        "u2" => DType::U16,
+        "u1" => DType::U8,
+        "b1" => DType::Bool,
+        "V2" if bf16_records => DType::BF16,
+        "V2" => return Err("2-byte void records ('<V2', ml_dtypes bfloat16) need --bf16".into()),
+        _ => return Err(format!("unsupported dtype '{descr}'")),
+    };
+    Ok((dtype, big))
+}
+
+/// Decodes `body` (element width already checked) into a typed buffer.
+fn decode(dtype: DType, body: &[u8], big: bool) -> Result<Buffer, String> {
+    macro_rules! ints {
+        ($t:ty, $variant:ident) => {{
+            let n = std::mem::size_of::<$t>();
+            Buffer::$variant(
+                body.chunks_exact(n)
+                    .map(|c| {
+                        let mut b = [0u8; std::mem::size_of::<$t>()];
+                        b.copy_from_slice(c);
+                        if big {
+                            <$t>::from_be_bytes(b)
+                        } else {
+                            <$t>::from_le_bytes(b)
+                        }
+                    })
+                    .collect(),
+            )
+        }};
+    }
+    Ok(match dtype {
+        DType::F64 => ints!(f64, F64),
+        DType::F32 => ints!(f32, F32),
+        DType::I64 => ints!(i64, I64),
+        DType::I32 => ints!(i32, I32),
+        DType::I16 => ints!(i16, I16),
+        DType::I8 => ints!(i8, I8),
+        DType::U64 => ints!(u64, U64),
+        DType::U32 => ints!(u32, U32),
+        DType::U16 => ints!(u16, U16),
+        DType::U8 => ints!(u8, U8),
+        DType::F16 => match ints!(u16, U16) {
+            Buffer::U16(v) => Buffer::F16(v.into_iter().map(f16::from_bits).collect()),
+            _ => unreachable!("ints! builds the variant it is given"),
+        },
+        DType::BF16 => match ints!(u16, U16) {
+            Buffer::U16(v) => Buffer::BF16(v.into_iter().map(bf16::from_bits).collect()),
+            _ => unreachable!("ints! builds the variant it is given"),
+        },
+        DType::Bool => Buffer::Bool(
+            body.iter()
+                .map(|&b| match b {
+                    0 => Ok(false),
+                    1 => Ok(true),
+                    v => Err(format!("bool array holds the byte {v}, not 0 or 1")),
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    })
+}
+
+/// The `.npy` (version 1.0) bytes of `t`.
+pub(crate) fn encode(t: &DynTensor) -> Vec<u8> {
+    let descr = match t.dtype() {
+        DType::F64 => "<f8",
+        DType::F32 => "<f4",
+        DType::F16 => "<f2",
+        DType::BF16 => "<V2",
+        DType::I64 => "<i8",
+        DType::I32 => "<i4",
+        DType::I16 => "<i2",
+        DType::I8 => "|i1",
+        DType::U64 => "<u8",
+        DType::U32 => "<u4",
+        DType::U16 => "<u2",
+        DType::U8 => "|u1",
+        DType::Bool => "|b1",
+    };
+    let dims: Vec<String> = t.shape().iter().map(usize::to_string).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Pad so that the data starts on a 64-byte boundary, header ending in '\n'.
+    let total = 10 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - total % 64) % 64));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + t.buffer().len() * t.dtype().size_of());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    macro_rules! put {
+        ($v:expr) => {
+            for x in $v {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        };
+    }
+    match t.buffer() {
+        Buffer::F64(v) => put!(v),
+        Buffer::F32(v) => put!(v),
+        Buffer::F16(v) => put!(v.iter().map(|x| x.to_bits())),
+        Buffer::BF16(v) => put!(v.iter().map(|x| x.to_bits())),
+        Buffer::I64(v) => put!(v),
+        Buffer::I32(v) => put!(v),
+        Buffer::I16(v) => put!(v),
+        Buffer::I8(v) => put!(v),
+        Buffer::U64(v) => put!(v),
+        Buffer::U32(v) => put!(v),
+        Buffer::U16(v) => put!(v),
+        Buffer::U8(v) => put!(v),
+        Buffer::Bool(v) => put!(v.iter().map(|&b| u8::from(b))),
+    }
+    out
+}
+
+/// Reads a `.npy` file.
+pub(crate) fn read(path: &Path, bf16_records: bool) -> Result<DynTensor, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse(&bytes, bf16_records).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes `t` to `path` atomically: a temporary file in the same directory, then a rename, so
+/// `path` is either untouched or complete.
+pub(crate) fn write_atomic(path: &Path, t: &DynTensor) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or("the output path names no file")?
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(&encode(t)).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_round_trips() {
+        let tensors = [
+            DynTensor::from_vec(vec![1.5f64, -2.0], &[2]).unwrap(),
+            DynTensor::from_vec(vec![f16::from_f32(0.5); 6], &[2, 3]).unwrap(),
+            DynTensor::from_vec(vec![bf16::from_f32(-3.0)], &[]).unwrap(),
+            DynTensor::from_vec(vec![i8::MIN, i8::MAX], &[2, 1]).unwrap(),
+            DynTensor::from_vec(vec![u64::MAX], &[1]).unwrap(),
+            DynTensor::from_vec(vec![true, false, true], &[3]).unwrap(),
+            DynTensor::from_vec(Vec::<i32>::new(), &[0, 4]).unwrap(),
+        ];
+        for t in tensors {
+            let bytes = encode(&t);
+            assert_eq!(
+                (10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize) % 64,
+                0
+            );
+            assert_eq!(parse(&bytes, true).unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn bf16_records_need_the_flag() {
+        let t = DynTensor::from_vec(vec![bf16::ONE], &[1]).unwrap();
+        assert!(parse(&encode(&t), false).unwrap_err().contains("--bf16"));
+    }
+
+    #[test]
+    fn malformed_files_are_errors_not_panics() {
+        let good = encode(&DynTensor::from_vec(vec![1u16, 2, 3], &[3]).unwrap());
+        for cut in 0..good.len() {
+            assert!(
+                parse(&good[..cut], false).is_err(),
+                "prefix of {cut} bytes accepted"
+            );
+        }
+        let bad_bool = encode(&DynTensor::from_vec(vec![2u8], &[1]).unwrap())
+            .iter()
+            .map(|&b| b)
+            .collect::<Vec<_>>();
+        let bad_bool = String::from_utf8_lossy(&bad_bool)
+            .replace("|u1", "|b1")
+            .into_bytes();
+        assert!(parse(&bad_bool, false).unwrap_err().contains("byte 2"));
+    }
+
+    #[test]
+    fn big_endian_arrays_are_read() {
+        let mut bytes = encode(&DynTensor::from_vec(vec![0x0102i16], &[1]).unwrap());
+        let text = String::from_utf8_lossy(&bytes)
+            .replace("<i2", ">i2")
+            .into_bytes();
+        bytes = text;
+        assert_eq!(
+            parse(&bytes, false).unwrap().as_slice::<i16>(),
+            Some(&[0x0201i16][..])
+        );
+    }
+}

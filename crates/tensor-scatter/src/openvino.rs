@@ -1,0 +1,135 @@
+//! OpenVINO: `ScatterUpdate-3` (whole slices along an axis given as a tensor) and
+//! `ScatterElementsUpdate-12` (element-wise, with `reduction` and `use_init_val`).
+//!
+//! ```
+//! use tensor_scatter::{openvino, DynTensor};
+//! let out = openvino::scatter_update(
+//!     &DynTensor::from_vec(vec![0i32; 6], &[3, 2]).unwrap(),
+//!     &DynTensor::from_vec(vec![2i64], &[]).unwrap(), // 0-D indices
+//!     &DynTensor::from_vec(vec![7i32, 8], &[2]).unwrap(),
+//!     &DynTensor::from_vec(vec![0i32], &[1]).unwrap(), // axis as a 1-element tensor
+//! )
+//! .unwrap();
+//! assert_eq!(out.as_slice::<i32>(), Some(&[0, 0, 0, 0, 7, 8][..]));
+//! ```
+
+use crate::dynamic::integer_scalar;
+use crate::{
+    DynTensor, Error, ErrorKind, IndexPolicy, NegativeIndices, OutOfRange, Reduction, Result,
+    ScatterOp, ScatterOptions, scatter_dyn,
+};
+
+/// Reads the `axis` input: an integer scalar or 1-element 1-D tensor.
+fn axis_value(op: &'static str, axis: &DynTensor) -> Result<i64> {
+    if !axis.dtype().is_integer() {
+        return Err(Error::new(ErrorKind::UnsupportedDType {
+            op,
+            arg: "axis",
+            dtype: axis.dtype(),
+        }));
+    }
+    if !(axis.shape().is_empty() || axis.shape() == [1]) {
+        return Err(Error::shape(
+            op,
+            "axis",
+            "a scalar or a 1-element 1-D tensor".into(),
+            axis.shape(),
+        ));
+    }
+    let value = integer_scalar(axis)
+        .ok_or_else(|| Error::invalid(op, "axis", "the axis tensor holds no value"))?;
+    i64::try_from(value).map_err(|_| {
+        Error::new(ErrorKind::AxisOutOfRange {
+            op,
+            arg: "axis",
+            axis: value,
+            rank: 0,
+        })
+    })
+}
+
+/// `ScatterUpdate-3`: a copy of `data` with
+/// `data[…, indices[m…p], …] = updates[…, m…p, …]` along `axis` (in `[-r, r-1]`).
+/// Negative and out-of-range indices are errors (the spec raises an exception); duplicates:
+/// the last update in row-major index order wins.
+///
+/// # Errors
+/// A non-integer or multi-element `axis`; axis out of range; `updates` not of shape
+/// `data.shape[..axis] ++ indices.shape ++ data.shape[axis+1..]`; a negative or too large index.
+///
+/// ```
+/// use tensor_scatter::{openvino, DynTensor};
+/// let err = openvino::scatter_update(
+///     &DynTensor::from_vec(vec![0i32; 3], &[3]).unwrap(),
+///     &DynTensor::from_vec(vec![-1i64], &[1]).unwrap(),
+///     &DynTensor::from_vec(vec![7i32], &[1]).unwrap(),
+///     &DynTensor::from_vec(vec![0i32], &[]).unwrap(),
+/// )
+/// .unwrap_err();
+/// assert!(err.is_negative_index());
+/// ```
+pub fn scatter_update(
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    axis: &DynTensor,
+) -> Result<DynTensor> {
+    const OP: &str = "ScatterUpdate-3";
+    let opts = ScatterOptions::new()
+        .axis(axis_value(OP, axis)?)
+        .index_policy(IndexPolicy::new(NegativeIndices::Error, OutOfRange::Error));
+    scatter_dyn(ScatterOp::Update, data, indices, updates, &opts).map_err(|e| e.with_op(OP))
+}
+
+/// `ScatterElementsUpdate-12`: element-wise scatter along `axis` with `reduction` ∈ {`none`,
+/// `sum`, `prod`, `min`, `max`, `mean`} and `use_init_val` (our `include_self`). Negative
+/// indices count from the end; integer mean rounds toward −∞.
+///
+/// # Errors
+/// An unknown reduction; mean on bool data; every error of
+/// [`scatter_elements`](crate::scatter_elements).
+///
+/// ```
+/// use tensor_scatter::{openvino, DynTensor};
+/// // The spec's example: sum with use_init_val = true.
+/// let out = openvino::scatter_elements_update(
+///     &DynTensor::from_vec(vec![2.0f32, 3.0, 4.0, 6.0], &[4]).unwrap(),
+///     &DynTensor::from_vec(vec![1i32, 0, 0, -2, -1, 2], &[6]).unwrap(),
+///     &DynTensor::from_vec(vec![10.0f32, 20.0, 30.0, 40.0, 70.0, 60.0], &[6]).unwrap(),
+///     &DynTensor::from_vec(vec![0i32], &[]).unwrap(),
+///     "sum",
+///     true,
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<f32>(), Some(&[52.0f32, 13.0, 104.0, 76.0][..]));
+/// ```
+pub fn scatter_elements_update(
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    axis: &DynTensor,
+    reduction: &str,
+    use_init_val: bool,
+) -> Result<DynTensor> {
+    const OP: &str = "ScatterElementsUpdate-12";
+    let reduction = match reduction {
+        "none" => Reduction::None,
+        "sum" => Reduction::Add,
+        "prod" => Reduction::Mul,
+        "min" => Reduction::Min,
+        "max" => Reduction::Max,
+        "mean" => Reduction::Mean,
+        other => {
+            return Err(Error::reduction(
+                OP,
+                other,
+                "expected one of none, sum, prod, min, max, mean",
+            ));
+        }
+    };
+    let opts = ScatterOptions::new()
+        .axis(axis_value(OP, axis)?)
+        .reduction(reduction)
+        .include_self(use_init_val);
+    scatter_dyn(ScatterOp::Elements, data, indices, updates, &opts).map_err(|e| e.with_op(OP))
+}
