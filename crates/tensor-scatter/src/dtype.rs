@@ -314,9 +314,8 @@ fn ieee_min<T: Copy, K: PartialOrd + Copy>(
         b
     } else if key(a) < key(b) {
         a
-    } else if key(b) < key(a) {
-        b
-    } else if neg(b) {
+    } else if key(b) < key(a) || neg(b) {
+        // Smaller, or equal with b = -0 (only ±0 compare equal with differing bits).
         b
     } else {
         a

@@ -139,7 +139,7 @@ impl Runs {
             shape: dims.iter().map(|d| d.0).collect(),
             dest: dims.iter().map(|d| d.1).collect(),
             upd: dims.iter().map(|d| d.2).collect(),
-            count: if len == 0 { 0 } else { count / len },
+            count: count.checked_div(len).unwrap_or(0),
         }
     }
 }

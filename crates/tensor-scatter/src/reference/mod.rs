@@ -254,10 +254,10 @@ pub fn scatter_nd<T: Element, I: IndexInt>(
     let mut tuples = vec![];
     for t in coords(tuple_shape) {
         let mut target = Some(vec![]);
-        for j in 0..k {
+        for (j, &size) in ds.iter().enumerate().take(k) {
             let pos = [t.clone(), vec![j]].concat();
             let value = indices.get(&pos).expect("pos in shape").to_i128();
-            match resolve_one(OP, value, ds[j], j, pos, opts.index_policy)? {
+            match resolve_one(OP, value, size, j, pos, opts.index_policy)? {
                 Some(at) => target.iter_mut().for_each(|c| c.push(at)),
                 None => target = None,
             }
