@@ -240,7 +240,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
 /// use tensor_scatter::TensorViewMut;
 /// let mut buf = [0u8; 6];
 /// assert!(TensorViewMut::with_strides(&mut buf, 0, &[2, 3], &[0, 1]).is_err()); // broadcast
-/// let mut v = TensorViewMut::with_strides(&mut buf, 1, &[2], &[3]).unwrap();
+/// let v = TensorViewMut::with_strides(&mut buf, 1, &[2], &[3]).unwrap();
 /// assert_eq!(v.shape(), &[2]);
 /// ```
 #[derive(Debug)]
