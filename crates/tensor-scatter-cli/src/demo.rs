@@ -246,8 +246,8 @@ fn bnns_same_shape() -> Outcome {
     )
 }
 
-/// OpenVINO example 1 gives shapes only: data [1000,256,10,15], indices [125,20], axis 1,
-/// updates [1000,125,20,10,15]. We run it for real (1.5 GB of updates) and check every
+/// OpenVINO example 1 gives shapes only: data `[1000,256,10,15]`, indices `[125,20]`, axis 1,
+/// updates `[1000,125,20,10,15]`. We run it for real (1.5 GB of updates) and check every
 /// output cell against the rule: the last index position naming its row wins.
 fn openvino_shapes() -> Outcome {
     let (n, s, a, b) = (1000usize, 256usize, 10usize, 15usize);

@@ -45,7 +45,7 @@
 //! ```
 //!
 //! ## Features
-//! * `reference`: the naive oracle [`reference`], one literal function per operator.
+//! * `reference`: the naive oracle [`reference`](mod@reference), one literal function per operator.
 //! * `checked-kernels`: bounds-checked access in every kernel (see `kernels`).
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
