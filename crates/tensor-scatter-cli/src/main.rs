@@ -65,8 +65,8 @@ struct OpArgs {
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     axis: i64,
     /// How updates combine with the destination.
-    #[arg(long, value_enum, default_value_t = ReductionArg::None)]
-    reduction: ReductionArg,
+    #[arg(long, default_value = "none", value_parser = parse_reduction)]
+    reduction: Reduction,
     /// Start every targeted cell from the reduction's identity instead of its value.
     #[arg(long)]
     exclude_self: bool,
@@ -84,15 +84,9 @@ struct OpArgs {
     bf16: bool,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum ReductionArg {
-    None,
-    Add,
-    Sub,
-    Mul,
-    Min,
-    Max,
-    Mean,
+/// Parses `--reduction` with the library's own names (none, add, sub, mul, min, max, mean).
+fn parse_reduction(s: &str) -> Result<Reduction, String> {
+    s.parse().map_err(|e: tensor_scatter::Error| e.to_string())
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -128,18 +122,9 @@ fn run_op(op: ScatterOp, a: &OpArgs) -> Result<(), Failure> {
         OutOfRangeArg::Clamp => OutOfRange::Clamp,
         OutOfRangeArg::Skip => OutOfRange::Skip,
     };
-    let reduction = match a.reduction {
-        ReductionArg::None => Reduction::None,
-        ReductionArg::Add => Reduction::Add,
-        ReductionArg::Sub => Reduction::Sub,
-        ReductionArg::Mul => Reduction::Mul,
-        ReductionArg::Min => Reduction::Min,
-        ReductionArg::Max => Reduction::Max,
-        ReductionArg::Mean => Reduction::Mean,
-    };
     let opts = ScatterOptions::new()
         .axis(a.axis)
-        .reduction(reduction)
+        .reduction(a.reduction)
         .include_self(!a.exclude_self)
         .index_policy(IndexPolicy::new(negative, out_of_range))
         .accumulation(if a.wide_accumulation {
