@@ -4,7 +4,7 @@
 //! tensor-scatter scatter-elements|scatter-nd|scatter-update --data D.npy --indices I.npy
 //!     --updates U.npy --out O.npy [--axis N] [--reduction none|add|sub|mul|min|max|mean]
 //!     [--exclude-self] [--negative-indices wrap|error] [--out-of-range error|clamp|skip]
-//!     [--wide-accumulation] [--bf16]
+//!     [--wide-accumulation] [--bf16] [--threads N] [--repeat N [--time-in-place]]
 //! tensor-scatter demo
 //! ```
 //!
@@ -18,9 +18,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::time::Instant;
+
 use tensor_scatter::{
-    Accumulation, IndexPolicy, NegativeIndices, OutOfRange, Reduction, ScatterOp, ScatterOptions,
-    scatter_dyn,
+    Accumulation, DynTensor, IndexPolicy, NegativeIndices, OutOfRange, Reduction, ScatterOp,
+    ScatterOptions, default_threads, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+    set_default_threads,
 };
 
 #[derive(Parser)]
@@ -82,6 +85,18 @@ struct OpArgs {
     /// Read 2-byte void arrays ('<V2', as ml_dtypes saves bfloat16) as bfloat16.
     #[arg(long)]
     bf16: bool,
+    /// Threads to use (0 = every core). The result is the same for every value.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Also time the operation: after one untimed warm-up, run it N more times on the loaded
+    /// inputs, each producing the output from data afresh (into one reused buffer, the copy
+    /// included), and print one JSON line to stderr: median_ms, min_ms, runs, threads.
+    #[arg(long, default_value_t = 0)]
+    repeat: usize,
+    /// With --repeat: time the in-place form instead (the destination is reset to data before
+    /// each run, outside the timed region), the cost when a caller donates its buffer.
+    #[arg(long, requires = "repeat")]
+    time_in_place: bool,
 }
 
 /// Parses `--reduction` with the library's own names (none, add, sub, mul, min, max, mean).
@@ -132,9 +147,69 @@ fn run_op(op: ScatterOp, a: &OpArgs) -> Result<(), Failure> {
         } else {
             Accumulation::PerUpdate
         });
+    set_default_threads(a.threads);
     let out =
         scatter_dyn(op, &data, &indices, &updates, &opts).map_err(|e| Failure(e.to_string()))?;
+    if a.repeat > 0 {
+        let form = if a.time_in_place { "in_place" } else { "out" };
+        let times = time_runs(op, &data, &indices, &updates, &out, &opts, a)?;
+        eprintln!(
+            "{{\"op\":\"{}\",\"form\":\"{form}\",\"median_ms\":{:.4},\"min_ms\":{:.4},\"runs\":{},\"threads\":{}}}",
+            op.name(),
+            median(&times),
+            times.iter().copied().fold(f64::INFINITY, f64::min),
+            times.len(),
+            default_threads(),
+        );
+    }
     npy::write_atomic(&a.out, &out).map_err(|e| Failure(format!("--out: {e}")))
+}
+
+/// Runs the operation `a.repeat` times after one warm-up and returns each run's milliseconds.
+/// Every run's output is checked against `expected` (a timing of a wrong answer is no timing).
+fn time_runs(
+    op: ScatterOp,
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    expected: &DynTensor,
+    opts: &ScatterOptions,
+    a: &OpArgs,
+) -> Result<Vec<f64>, Failure> {
+    let fail = |e: tensor_scatter::Error| Failure(e.to_string());
+    let mut dest = data.clone();
+    let mut times = Vec::with_capacity(a.repeat);
+    for run in 0..=a.repeat {
+        let elapsed = if a.time_in_place {
+            dest.clone_from(data);
+            let t = Instant::now();
+            scatter_dyn_into(op, &mut dest, indices, updates, opts).map_err(fail)?;
+            t.elapsed()
+        } else {
+            let t = Instant::now();
+            scatter_dyn_out(op, data, indices, updates, &mut dest, opts).map_err(fail)?;
+            t.elapsed()
+        };
+        if !dest.bit_eq(expected) {
+            return Err(Failure(format!(
+                "--repeat: run {run} differs from the first result (nondeterminism)"
+            )));
+        }
+        if run > 0 {
+            times.push(elapsed.as_secs_f64() * 1e3);
+        }
+    }
+    Ok(times)
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
 }
 
 fn main() -> ExitCode {

@@ -247,6 +247,24 @@ impl DynTensor {
         TensorViewMut::new(T::buffer_slice_mut(&mut self.buffer)?, &shape).ok()
     }
 
+    /// Whether both tensors have the same dtype, shape and element bits (NaN payloads and
+    /// the sign of zero included).
+    ///
+    /// ```
+    /// use tensor_scatter::DynTensor;
+    /// let a = DynTensor::from_vec(vec![f32::NAN, 0.0], &[2]).unwrap();
+    /// assert!(a.bit_eq(&a.clone()));
+    /// assert!(!a.bit_eq(&DynTensor::from_vec(vec![f32::NAN, -0.0], &[2]).unwrap()));
+    /// ```
+    pub fn bit_eq(&self, other: &DynTensor) -> bool {
+        self.dtype() == other.dtype()
+            && self.shape == other.shape
+            && with_dtype!(self.dtype(), T => match (self.as_slice::<T>(), other.as_slice::<T>()) {
+                (Some(a), Some(b)) => a.iter().zip(b).all(|(x, y)| x.to_bits_u64() == y.to_bits_u64()),
+                _ => false,
+            })
+    }
+
     /// A copy with the same shape reinterpreted as `shape` (same element count).
     ///
     /// # Errors
@@ -361,6 +379,33 @@ fn typed_into<T: Element, I: IndexInt + Element>(
     }
 }
 
+fn typed_out<T: Element, I: IndexInt + Element>(
+    op: ScatterOp,
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    out: &mut DynTensor,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    let dv = typed_view::<T>(data, op, "data")?;
+    let i = typed_view::<I>(indices, op, "indices")?;
+    let u = typed_view::<T>(updates, op, "updates")?;
+    let got = out.dtype();
+    let mut o = out.view_mut::<T>().ok_or_else(|| {
+        Error::new(ErrorKind::DTypeMismatch {
+            op: op.name(),
+            arg: "out",
+            expected: T::DTYPE,
+            got,
+        })
+    })?;
+    match op {
+        ScatterOp::Elements => crate::scatter_elements_out(&dv, &i, &u, &mut o, opts),
+        ScatterOp::Nd => crate::scatter_nd_out(&dv, &i, &u, &mut o, opts),
+        ScatterOp::Update => crate::scatter_update_out(&dv, &i, &u, &mut o, opts),
+    }
+}
+
 fn unsupported_indices(op: ScatterOp, dtype: DType) -> Error {
     Error::new(ErrorKind::UnsupportedDType {
         op: op.name(),
@@ -426,6 +471,42 @@ pub fn scatter_dyn_into(
 ) -> Result<()> {
     check_updates_dtype(op, dest.dtype(), updates.dtype())?;
     with_dtype!(dest.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_into::<T, I>(op, dest, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+}
+
+/// Runs one scatter operator on erased tensors into a caller-provided output of data's shape
+/// and dtype: `out = data`, then the scatter, without allocating (the copy is fused into the
+/// kernel).
+///
+/// # Errors
+/// As [`scatter_dyn`], plus a dtype or shape mismatch of `out`; on error `out` is unchanged.
+///
+/// ```
+/// use tensor_scatter::{scatter_dyn_out, DynTensor, ScatterOp, ScatterOptions};
+/// let data = DynTensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+/// let mut out = DynTensor::from_vec(vec![0i32; 3], &[3]).unwrap();
+/// for _ in 0..2 {
+///     scatter_dyn_out(
+///         ScatterOp::Elements,
+///         &data,
+///         &DynTensor::from_vec(vec![-1i64], &[1]).unwrap(),
+///         &DynTensor::from_vec(vec![9i32], &[1]).unwrap(),
+///         &mut out,
+///         &ScatterOptions::new(),
+///     )
+///     .unwrap();
+/// }
+/// assert_eq!(out.as_slice::<i32>(), Some(&[1, 2, 9][..]));
+/// ```
+pub fn scatter_dyn_out(
+    op: ScatterOp,
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    out: &mut DynTensor,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    check_updates_dtype(op, data.dtype(), updates.dtype())?;
+    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_out::<T, I>(op, data, indices, updates, out, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
 }
 
 /// The integer value of a one-element index-typed tensor (an axis given as a tensor, say).

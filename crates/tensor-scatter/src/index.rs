@@ -23,6 +23,9 @@ pub trait IndexInt: private::Sealed + Copy + Send + Sync + fmt::Debug + 'static 
     const DTYPE: DType;
     /// The exact value.
     fn to_i128(self) -> i128;
+    /// The value saturated to `i64` (only `u64` above `i64::MAX` changes, to `i64::MAX`,
+    /// which is out of range for every dimension a view can have).
+    fn to_i64_sat(self) -> i64;
 }
 
 macro_rules! index_int {
@@ -33,6 +36,10 @@ macro_rules! index_int {
             #[inline(always)]
             fn to_i128(self) -> i128 {
                 i128::from(self)
+            }
+            #[inline(always)]
+            fn to_i64_sat(self) -> i64 {
+                i64::try_from(self).unwrap_or(i64::MAX)
             }
         }
     )*};
@@ -128,9 +135,80 @@ pub(crate) fn resolve(value: i128, size: usize, policy: IndexPolicy) -> Result<R
     }
 }
 
+/// The inclusive range `[lo, hi]` of [`IndexInt::to_i64_sat`] values that [`resolve`] accepts
+/// (returns `Ok` for) against a dimension of `size`: the fast kernels' validation is a plain
+/// range test, and the precise [`resolve`] runs only to describe a failure.
+pub(crate) fn accepted_range(size: usize, policy: IndexPolicy) -> (i64, i64) {
+    let s = size as i64; // sizes of valid views are at most isize::MAX
+    let lo = match policy.negative {
+        NegativeIndices::Wrap if policy.out_of_range == OutOfRange::Error => -s,
+        NegativeIndices::Wrap => i64::MIN,
+        NegativeIndices::Error => 0,
+    };
+    match policy.out_of_range {
+        OutOfRange::Error => (lo, s - 1),
+        OutOfRange::Clamp if size == 0 => (0, -1), // nothing is accepted
+        OutOfRange::Clamp | OutOfRange::Skip => (lo, i64::MAX),
+    }
+}
+
+/// [`resolve`] for a value already accepted by [`accepted_range`]: the position, or `None` for
+/// a skipped update. Cheap enough for the innermost loop.
+#[inline(always)]
+pub(crate) fn resolve_accepted(v: i64, size: usize, policy: IndexPolicy) -> Option<usize> {
+    let s = size as i64;
+    // Accepted negative values exist only under `Wrap`; v + s cannot overflow for v < 0 <= s.
+    let w = if v < 0 { v.wrapping_add(s) } else { v };
+    match policy.out_of_range {
+        OutOfRange::Error => Some(w as usize),
+        OutOfRange::Clamp => Some(w.clamp(0, s - 1) as usize),
+        OutOfRange::Skip => (0..s).contains(&w).then_some(w as usize),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_range_and_resolver_agree_with_resolve() {
+        let values = [
+            i128::from(i64::MIN),
+            i128::from(i64::MIN) + 1,
+            -9,
+            -5,
+            -4,
+            -1,
+            0,
+            1,
+            3,
+            4,
+            5,
+            i128::from(i64::MAX),
+            i128::from(u64::MAX),
+        ];
+        for negative in [NegativeIndices::Wrap, NegativeIndices::Error] {
+            for out_of_range in [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Skip] {
+                let p = IndexPolicy::new(negative, out_of_range);
+                for size in [0usize, 1, 4, 5] {
+                    let (lo, hi) = accepted_range(size, p);
+                    for &v in &values {
+                        let sat = i64::try_from(v).unwrap_or(i64::MAX);
+                        let slow = resolve(v, size, p);
+                        assert_eq!((lo..=hi).contains(&sat), slow.is_ok(), "{p:?} {size} {v}");
+                        if let Ok(r) = slow {
+                            let fast = resolve_accepted(sat, size, p);
+                            let want = match r {
+                                Resolved::At(x) => Some(x),
+                                Resolved::Skip => None,
+                            };
+                            assert_eq!(fast, want, "{p:?} {size} {v}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     const WRAP_ERR: IndexPolicy = IndexPolicy::new(NegativeIndices::Wrap, OutOfRange::Error);
 

@@ -57,6 +57,7 @@ mod error;
 mod index;
 mod kernels;
 mod ops;
+mod par;
 mod reduce;
 mod shape;
 mod view;
@@ -73,13 +74,14 @@ pub mod reference;
 mod tests;
 
 pub use dtype::{DType, Element};
-pub use dynamic::{Buffer, DynTensor, ScatterOp, scatter_dyn, scatter_dyn_into};
+pub use dynamic::{Buffer, DynTensor, ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
 pub use error::{Error, ErrorKind, Result};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 pub use ops::ScatterOptions;
-pub use ops::scatter_elements::{scatter_elements, scatter_elements_into};
-pub use ops::scatter_nd::{scatter_nd, scatter_nd_into};
-pub use ops::scatter_update::{scatter_update, scatter_update_into};
+pub use ops::scatter_elements::{scatter_elements, scatter_elements_into, scatter_elements_out};
+pub use ops::scatter_nd::{scatter_nd, scatter_nd_into, scatter_nd_out};
+pub use ops::scatter_update::{scatter_update, scatter_update_into, scatter_update_out};
+pub use par::{Par, default_threads, set_default_threads};
 pub use reduce::{Accumulation, Reduction};
 pub use view::{Tensor, TensorView, TensorViewMut};
 

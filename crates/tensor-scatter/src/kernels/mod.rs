@@ -1,10 +1,17 @@
 //! The hot loops. They run only after the plan and the index pass have proven every position
 //! in bounds, so they cannot fail.
 //!
-//! Today every kernel is safe Rust: each run is bounds-checked once when it is sliced out, and
-//! the element loop over the run is a plain zip the compiler vectorises. Unchecked access, when
-//! a later kernel needs it, lives only in this module, with a `// SAFETY:` comment per block
-//! and a checked twin behind the `checked-kernels` feature.
+//! Reads of `indices` and `updates` go through safe slices (bounds-checked once per row).
+//! Writes to the destination go through [`DestPtr`], a raw pointer that lets parallel tasks
+//! write disjoint cells of one buffer (column tiles of a matrix are not contiguous, so they
+//! cannot be split as `&mut` slices). This module and `ops::fast` are the only places with
+//! `unsafe`; every block says why it is sound. With the `checked-kernels` feature every
+//! `DestPtr` access is bounds-checked (a panic, not undefined behaviour, if an argument were
+//! ever wrong), so the whole test suite can run over checked access.
+
+pub(crate) mod fast;
+
+use std::marker::PhantomData;
 
 use crate::dtype::Element;
 use crate::reduce::Combiner;
@@ -18,8 +25,12 @@ pub(crate) fn combine<T: Element, C: Combiner<T>>(
     u: usize,
     len: usize,
 ) {
-    let dst = &mut dest[d..d + len];
-    let src = &upd[u..u + len];
+    combine_slices::<T, C>(&mut dest[d..d + len], &upd[u..u + len]);
+}
+
+/// `dst[i] = C(dst[i], src[i])` over the shorter of the two.
+#[inline(always)]
+pub(crate) fn combine_slices<T: Element, C: Combiner<T>>(dst: &mut [T], src: &[T]) {
     for (x, &y) in dst.iter_mut().zip(src) {
         *x = C::combine(*x, y);
     }
@@ -29,4 +40,138 @@ pub(crate) fn combine<T: Element, C: Combiner<T>>(
 #[inline(always)]
 pub(crate) fn fill<T: Copy>(dest: &mut [T], d: usize, len: usize, value: T) {
     dest[d..d + len].fill(value);
+}
+
+/// A destination buffer shared by the tasks of one kernel, each writing only cells it owns.
+///
+/// The buffer may be partly uninitialised (the allocating forms write the copy of `data`
+/// through it); a cell is read only after it was written or when it was initialised to begin
+/// with, which the callers guarantee.
+#[derive(Debug)]
+pub(crate) struct DestPtr<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T> Clone for DestPtr<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DestPtr<'_, T> {}
+
+// SAFETY: a DestPtr is only a capability to write cells of a buffer that outlives it ('a);
+// the kernels give every task disjoint cells, so sharing it between threads introduces no
+// data race. T: Send is required to move values into the buffer from other threads.
+unsafe impl<T: Send> Send for DestPtr<'_, T> {}
+// SAFETY: as above; tasks holding `&DestPtr` write disjoint cells.
+unsafe impl<T: Send> Sync for DestPtr<'_, T> {}
+
+impl<'a, T: Copy> DestPtr<'a, T> {
+    /// Over an initialised slice.
+    pub(crate) fn new(slice: &'a mut [T]) -> Self {
+        DestPtr {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Over the first `n` cells of `v`'s capacity (`v` must be empty with capacity `n`).
+    pub(crate) fn spare(v: &'a mut Vec<T>, n: usize) -> Self {
+        debug_assert!(v.is_empty() && v.capacity() >= n);
+        DestPtr {
+            ptr: v.as_mut_ptr(),
+            len: n,
+            _borrow: PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    fn check(self, i: usize, n: usize) {
+        if cfg!(feature = "checked-kernels") {
+            assert!(
+                i <= self.len && n <= self.len - i,
+                "kernel access [{i}, {i}+{n}) outside {}",
+                self.len
+            );
+        } else {
+            debug_assert!(i <= self.len && n <= self.len - i);
+        }
+    }
+
+    /// Reads cell `i`.
+    ///
+    /// # Safety
+    /// `i < len`, the cell is initialised, and no other task writes it concurrently.
+    #[inline(always)]
+    pub(crate) unsafe fn get(self, i: usize) -> T {
+        self.check(i, 1);
+        // SAFETY: in bounds and initialised per the contract; no concurrent writer.
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Writes cell `i`.
+    ///
+    /// # Safety
+    /// `i < len` and no other task reads or writes it concurrently.
+    #[inline(always)]
+    pub(crate) unsafe fn set(self, i: usize, v: T) {
+        self.check(i, 1);
+        // SAFETY: in bounds per the contract; this task owns the cell.
+        unsafe { self.ptr.add(i).write(v) }
+    }
+
+    /// `C(dest[i], v)` into cell `i`.
+    ///
+    /// # Safety
+    /// As [`get`](Self::get) and [`set`](Self::set).
+    #[inline(always)]
+    pub(crate) unsafe fn combine<C: Combiner<T>>(self, i: usize, v: T)
+    where
+        T: Element,
+    {
+        // SAFETY: forwarded contract.
+        unsafe { self.set(i, C::combine(self.get(i), v)) }
+    }
+
+    /// Copies `src` into cells `[i, i + src.len())`, which may be uninitialised.
+    ///
+    /// # Safety
+    /// The range is in bounds and owned by the calling task; `src` does not overlap it.
+    #[inline(always)]
+    pub(crate) unsafe fn copy_in(self, i: usize, src: &[T]) {
+        self.check(i, src.len());
+        // SAFETY: destination range in bounds and exclusively ours; `src` is a distinct
+        // borrow (shared vs. the exclusive one this DestPtr was made from), so no overlap.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(i), src.len()) }
+    }
+
+    /// The initialised cells `[i, i + n)` as a slice.
+    ///
+    /// # Safety
+    /// The range is in bounds, initialised, and no other task touches it while the slice lives.
+    #[inline(always)]
+    pub(crate) unsafe fn slice_mut<'s>(self, i: usize, n: usize) -> &'s mut [T]
+    where
+        'a: 's,
+    {
+        self.check(i, n);
+        // SAFETY: per the contract: in bounds, initialised, exclusively borrowed for 's.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i), n) }
+    }
+}
+
+/// A vector of `n` cells, initialised by `f` through a [`DestPtr`] (no zero-fill pass, and the
+/// first touch of every page happens in the kernel's own tasks).
+///
+/// # Safety
+/// `f` must write every one of the `n` cells before returning.
+pub(crate) unsafe fn build_vec<T: Copy>(n: usize, f: impl FnOnce(DestPtr<'_, T>)) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    f(DestPtr::spare(&mut v, n));
+    // SAFETY: capacity is at least n, and the caller guarantees every cell was written.
+    unsafe { v.set_len(n) };
+    v
 }

@@ -20,8 +20,9 @@ pub(crate) mod scatter_update;
 
 use crate::dtype::Element;
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{Fault, IndexInt, IndexPolicy, Resolved, resolve};
-use crate::kernels;
+use crate::index::{Fault, IndexInt, IndexPolicy, Resolved, accepted_range, resolve};
+use crate::kernels::{self, DestPtr, fast};
+use crate::par::Par;
 use crate::reduce::{Accumulation, AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
 use crate::shape::Odometer;
 use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
@@ -53,6 +54,8 @@ pub struct ScatterOptions {
     pub index_policy: IndexPolicy,
     /// Where f16/bf16 reductions accumulate.
     pub accumulation: Accumulation,
+    /// How many threads to use. Never changes the result.
+    pub par: Par,
 }
 
 impl ScatterOptions {
@@ -86,6 +89,11 @@ impl ScatterOptions {
     /// Sets the accumulation mode.
     pub fn accumulation(mut self, accumulation: Accumulation) -> Self {
         self.accumulation = accumulation;
+        self
+    }
+    /// Sets the thread setting.
+    pub fn par(mut self, par: Par) -> Self {
+        self.par = par;
         self
     }
 }
@@ -165,6 +173,8 @@ pub(crate) struct Plan {
     pub(crate) slice_shape: Vec<usize>,
     pub(crate) dest_slice: Vec<isize>,
     pub(crate) upd_slice: Vec<isize>,
+    /// `Some(axis)` for `scatter_elements` (eligible for the column-tile kernel).
+    pub(crate) elem_axis: Option<usize>,
 }
 
 /// Marks a dropped tuple in the resolved-offset buffer.
@@ -302,12 +312,7 @@ pub(crate) fn execute<T: Element>(
 ) {
     let runs = Runs::new(&plan.slice_shape, &plan.dest_slice, &plan.upd_slice);
     let r = opts.reduction;
-    let widen = opts.accumulation == Accumulation::Wide
-        && T::DTYPE != <T::Wide as Element>::DTYPE
-        && matches!(
-            r,
-            Reduction::Add | Reduction::Sub | Reduction::Mul | Reduction::Mean
-        );
+    let widen = widens::<T>(opts);
     let (Some((dlo, dhi)), Some((ulo, uhi))) = (dest_layout.span(), upd_layout.span()) else {
         return; // nothing to read or nothing to write
     };
@@ -406,7 +411,300 @@ fn apply<T: Element>(
 /// Signature of an operator's shape-only planner: destination, indices and updates layouts.
 pub(crate) type Planner = fn(&Layout, &Layout, &Layout, &ScatterOptions) -> Result<Plan>;
 
-/// Out-of-place driver: validate everything, then copy `data` and scatter into the copy.
+/// Whether f16/bf16 values are promoted to f32 for the whole fold.
+fn widens<T: Element>(opts: &ScatterOptions) -> bool {
+    opts.accumulation == Accumulation::Wide
+        && T::DTYPE != <T::Wide as Element>::DTYPE
+        && matches!(
+            opts.reduction,
+            Reduction::Add | Reduction::Sub | Reduction::Mul | Reduction::Mean
+        )
+}
+
+/// Whether the parallel strategies cover these options. `mean` and wide f16/bf16
+/// accumulation keep per-cell state across the fold and run on the sequential engine.
+fn fast_supported<T: Element>(opts: &ScatterOptions) -> bool {
+    opts.reduction != Reduction::Mean && !widens::<T>(opts)
+}
+
+/// Row-major contiguity (dims of extent 1 may have any stride).
+pub(crate) fn is_contiguous(l: &Layout) -> bool {
+    let mut expect = 1isize;
+    for (&n, &s) in l.shape.iter().zip(&l.strides).rev() {
+        if n != 1 && s != expect {
+            return false;
+        }
+        expect = expect.wrapping_mul(n as isize);
+    }
+    true
+}
+
+/// The elements of a contiguous view as one slice, in row-major order.
+fn contiguous_data<'a, T>(v: &TensorView<'a, T>) -> Option<&'a [T]> {
+    if !is_contiguous(&v.layout) {
+        return None;
+    }
+    let data: &'a [T] = v.data;
+    data.get(v.layout.offset..v.layout.offset + v.layout.numel)
+}
+
+/// The `(outer, axis, inner)` collapse of a `scatter_elements` call, when all three tensors
+/// are contiguous and `indices` matches `data` on every dimension but the axis.
+fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<fast::ElemGeom> {
+    if !(is_contiguous(dest) && is_contiguous(idx) && is_contiguous(upd)) {
+        return None;
+    }
+    let same = (0..dest.shape.len()).all(|d| d == axis || idx.shape[d] == dest.shape[d]);
+    if !same {
+        return None;
+    }
+    Some(fast::ElemGeom {
+        outer: dest.shape[..axis].iter().product(),
+        n: dest.shape[axis],
+        k: idx.shape[axis],
+        inner: dest.shape[axis + 1..].iter().product(),
+        dest_off: dest.offset,
+        idx_off: idx.offset,
+        upd_off: upd.offset,
+    })
+}
+
+/// A validated plan, ready for a fast kernel.
+enum Prepared {
+    /// Column tiles; the indices were range-checked in place (no resolved copy).
+    Elem(fast::ElemGeom),
+    /// Destination ranges over resolved tuple offsets.
+    Ranges(Vec<isize>),
+}
+
+/// The index pass of the fast strategies.
+fn prepare<I: IndexInt>(
+    plan: &Plan,
+    dest: &Layout,
+    indices: &TensorView<'_, I>,
+    upd: &Layout,
+    opts: &ScatterOptions,
+) -> Result<Prepared> {
+    if let Some(axis) = plan.elem_axis
+        && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
+    {
+        validate_flat(plan, indices, opts)?;
+        return Ok(Prepared::Elem(g));
+    }
+    Ok(Prepared::Ranges(resolve_indices(
+        plan,
+        indices,
+        opts.index_policy,
+    )?))
+}
+
+/// Cells per block of the parallel range check.
+const CHECK_BLOCK: usize = 1 << 14;
+
+/// The read-only index pass for a contiguous one-component `indices`: a branch-free range
+/// test per block, in parallel; the first failing position (in row-major order, whatever the
+/// thread count) is described precisely by [`resolve`].
+fn validate_flat<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    let comp = &plan.comps[0];
+    let l = &indices.layout;
+    let Some(flat) = indices.data.get(l.offset..l.offset + l.numel) else {
+        return Ok(()); // unreachable for a contiguous view
+    };
+    let (lo, hi) = accepted_range(comp.size, opts.index_policy);
+    let ok = |x: &I| (lo..=hi).contains(&x.to_i64_sat());
+    let threads = opts.par.threads();
+    let tasks = crate::par::task_count(threads, std::mem::size_of_val(flat), 1);
+    let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    crate::par::run_tasks(threads, tasks, |t| {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (a, b) = fast::split(flat.len(), tasks, t, 1);
+        for start in (a..b).step_by(CHECK_BLOCK) {
+            if start > first_bad.load(Relaxed) {
+                return; // an earlier failure is already known
+            }
+            let block = &flat[start..(start + CHECK_BLOCK).min(b)];
+            if !block.iter().fold(true, |acc, x| acc & ok(x)) {
+                let j = block.iter().position(|x| !ok(x)).unwrap_or(0);
+                first_bad.fetch_min(start + j, Relaxed);
+                return;
+            }
+        }
+    });
+    let bad = first_bad.into_inner();
+    if bad == usize::MAX {
+        return Ok(());
+    }
+    let value = flat[bad].to_i128();
+    let fault = match resolve(value, comp.size, opts.index_policy) {
+        Err(f) => f,
+        Ok(_) => Fault::OutOfRange, // unreachable: the range test mirrors `resolve`
+    };
+    let mut position = vec![0; l.shape.len()];
+    let mut rest = bad;
+    for (p, &n) in position.iter_mut().zip(&l.shape).rev() {
+        *p = rest % n.max(1);
+        rest /= n.max(1);
+    }
+    Err(index_error(plan.op, fault, position, value, comp))
+}
+
+/// Runs a fast kernel. `src`, when given, is the contiguous `data` whose copy the kernel
+/// fuses into its tasks (the destination is then contiguous too).
+#[allow(clippy::too_many_arguments)]
+fn run_fast<T: Element, I: IndexInt>(
+    plan: &Plan,
+    prep: &Prepared,
+    dest: DestPtr<'_, T>,
+    dest_layout: &Layout,
+    src: Option<&[T]>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) {
+    let threads = opts.par.threads();
+    let r = opts.reduction;
+    let fill = (r != Reduction::None && !opts.include_self).then(|| T::identity(r));
+    match prep {
+        Prepared::Elem(g) => {
+            let job = fast::ElemJob {
+                g: *g,
+                idx: indices.data,
+                upd: updates.data,
+                src,
+                policy: opts.index_policy,
+                fill,
+            };
+            match r {
+                Reduction::None => fast::elements::<T, I, Assign>(&job, dest, threads),
+                Reduction::Add => fast::elements::<T, I, AddC>(&job, dest, threads),
+                Reduction::Sub => fast::elements::<T, I, SubC>(&job, dest, threads),
+                Reduction::Mul => fast::elements::<T, I, MulC>(&job, dest, threads),
+                Reduction::Min => fast::elements::<T, I, MinC>(&job, dest, threads),
+                Reduction::Max => fast::elements::<T, I, MaxC>(&job, dest, threads),
+                Reduction::Mean => unreachable!("mean runs on the sequential engine"),
+            }
+        }
+        Prepared::Ranges(resolved) => {
+            let Some((span_lo, span_hi)) = dest_layout.span() else {
+                return; // an empty destination: nothing to copy or write
+            };
+            let runs = Runs::new(&plan.slice_shape, &plan.dest_slice, &plan.upd_slice);
+            let (mut slice_lo, mut slice_hi) = (0isize, 0isize);
+            for (&n, &s) in plan.slice_shape.iter().zip(&plan.dest_slice) {
+                let reach = (n as isize).saturating_sub(1).wrapping_mul(s);
+                if reach < 0 {
+                    slice_lo += reach
+                } else {
+                    slice_hi += reach
+                }
+            }
+            let job = fast::RangeJob {
+                outer_shape: &plan.outer_shape,
+                dest_outer: &plan.dest_outer,
+                upd_outer: &plan.upd_outer,
+                tuple_shape: &plan.tuple_shape,
+                upd_tuple: &plan.upd_tuple,
+                resolved,
+                skip: SKIP,
+                run_len: runs.len,
+                run_shape: &runs.shape,
+                run_dest: &runs.dest,
+                run_upd: &runs.upd,
+                run_count: if updates.layout.numel == 0 {
+                    0
+                } else {
+                    runs.count
+                },
+                slice_lo,
+                slice_hi,
+                dest_base: dest_layout.offset as isize,
+                upd_base: updates.layout.offset as isize,
+                span_lo,
+                span_hi,
+                upd: updates.data,
+                src,
+                fill,
+            };
+            match r {
+                Reduction::None => fast::ranges::<T, Assign>(&job, dest, threads),
+                Reduction::Add => fast::ranges::<T, AddC>(&job, dest, threads),
+                Reduction::Sub => fast::ranges::<T, SubC>(&job, dest, threads),
+                Reduction::Mul => fast::ranges::<T, MulC>(&job, dest, threads),
+                Reduction::Min => fast::ranges::<T, MinC>(&job, dest, threads),
+                Reduction::Max => fast::ranges::<T, MaxC>(&job, dest, threads),
+                Reduction::Mean => unreachable!("mean runs on the sequential engine"),
+            }
+        }
+    }
+}
+
+/// `dest = src`, cell by cell, for two views of one shape.
+fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Layout) {
+    let mut odo = Odometer::new(
+        &dest_layout.shape,
+        [&src.layout.strides, &dest_layout.strides],
+        [src.layout.offset as isize, dest_layout.offset as isize],
+        dest_layout.numel,
+    );
+    while let Some([s, d]) = odo.next_offsets() {
+        dest[d as usize] = src.data[s as usize];
+    }
+}
+
+/// Validates, then (optionally) copies `copy_from` into `dest` and scatters into it. On error
+/// `dest` is untouched.
+#[allow(clippy::too_many_arguments)]
+fn run_into<T: Element, I: IndexInt>(
+    plan: &Plan,
+    dest: &mut [T],
+    dest_layout: &Layout,
+    copy_from: Option<&TensorView<'_, T>>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    if fast_supported::<T>(opts) {
+        let prep = prepare(plan, dest_layout, indices, &updates.layout, opts)?;
+        let fused = copy_from
+            .filter(|_| is_contiguous(dest_layout))
+            .and_then(contiguous_data);
+        if let (Some(d), None) = (copy_from, fused) {
+            copy_view(d, dest, dest_layout);
+        }
+        run_fast(
+            plan,
+            &prep,
+            DestPtr::new(dest),
+            dest_layout,
+            fused,
+            indices,
+            updates,
+            opts,
+        );
+    } else {
+        let resolved = resolve_indices(plan, indices, opts.index_policy)?;
+        if let Some(d) = copy_from {
+            copy_view(d, dest, dest_layout);
+        }
+        execute(
+            plan,
+            &resolved,
+            dest,
+            dest_layout,
+            updates.data,
+            &updates.layout,
+            opts,
+        );
+    }
+    Ok(())
+}
+
+/// Out-of-place driver: validate everything, then build the output. With contiguous `data`
+/// the copy is fused into the kernel's tasks and written straight into fresh memory.
 pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
     op: &'static str,
     planner: Planner,
@@ -418,18 +716,74 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
     opts.reduction.check_for::<T>(op)?;
     let dest_layout = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
     let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
-    let resolved = resolve_indices(&plan, indices, opts.index_policy)?;
+    if fast_supported::<T>(opts)
+        && let Some(src) = contiguous_data(data)
+    {
+        let prep = prepare(&plan, &dest_layout, indices, &updates.layout, opts)?;
+        // SAFETY: with `src` given, both fast kernels copy every cell of the contiguous
+        // destination (tiles and ranges each partition all of it) before updating it.
+        let out = unsafe {
+            kernels::build_vec(dest_layout.numel, |dest| {
+                run_fast(
+                    &plan,
+                    &prep,
+                    dest,
+                    &dest_layout,
+                    Some(src),
+                    indices,
+                    updates,
+                    opts,
+                )
+            })
+        };
+        return Ok(Tensor {
+            data: out,
+            shape: data.layout.shape.clone(),
+        });
+    }
     let mut out = data.to_tensor();
-    execute(
+    run_into(
         &plan,
-        &resolved,
         &mut out.data,
         &dest_layout,
-        updates.data,
-        &updates.layout,
+        None,
+        indices,
+        updates,
         opts,
-    );
+    )?;
     Ok(out)
+}
+
+/// Caller-provided output driver: `out = data`, then scatter into `out`, with the copy fused
+/// into the kernel when both are contiguous. On error `out` is untouched.
+pub(crate) fn run_out<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    opts.reduction.check_for::<T>(op)?;
+    if out.layout.shape != data.layout.shape {
+        return Err(Error::shape(
+            op,
+            "out",
+            format!("the shape of data {}", shape_text(&data.layout.shape)),
+            &out.layout.shape,
+        ));
+    }
+    let plan = planner(&out.layout, &indices.layout, &updates.layout, opts)?;
+    run_into(
+        &plan,
+        out.data,
+        &out.layout,
+        Some(data),
+        indices,
+        updates,
+        opts,
+    )
 }
 
 /// In-place driver: validate everything, then scatter into `dest`. On error `dest` is untouched.
@@ -443,17 +797,7 @@ pub(crate) fn run_in_place<T: Element, I: IndexInt>(
 ) -> Result<()> {
     opts.reduction.check_for::<T>(op)?;
     let plan = planner(&dest.layout, &indices.layout, &updates.layout, opts)?;
-    let resolved = resolve_indices(&plan, indices, opts.index_policy)?;
-    execute(
-        &plan,
-        &resolved,
-        dest.data,
-        &dest.layout,
-        updates.data,
-        &updates.layout,
-        opts,
-    );
-    Ok(())
+    run_into(&plan, dest.data, &dest.layout, None, indices, updates, opts)
 }
 
 /// Formats a shape rule for error messages.

@@ -1,7 +1,7 @@
 //! `scatter_elements`: ONNX ScatterElements, DirectML SCATTER(_ELEMENTS), BNNSScatter's
 //! same-shape mode, torch `scatter_reduce`, OpenVINO ScatterElementsUpdate.
 
-use super::{Component, Plan, ScatterOptions, run_in_place, run_out_of_place, shape_text};
+use super::{Component, Plan, ScatterOptions, run_in_place, run_out, run_out_of_place, shape_text};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::index::IndexInt;
@@ -66,6 +66,7 @@ fn plan(dest: &Layout, idx: &Layout, upd: &Layout, opts: &ScatterOptions) -> Res
         slice_shape: vec![],
         dest_slice: vec![],
         upd_slice: vec![],
+        elem_axis: Some(axis),
     })
 }
 
@@ -131,4 +132,38 @@ pub fn scatter_elements_into<T: Element, I: IndexInt>(
     opts: &ScatterOptions,
 ) -> Result<()> {
     run_in_place(OP, plan, dest, indices, updates, opts)
+}
+
+/// [`scatter_elements`] into a caller-provided output: `out = data`, then the scatter, without
+/// allocating. `out` must have data's shape and may be strided; when both are contiguous the
+/// copy of `data` is fused into the kernel (one pass over the output instead of two).
+///
+/// # Errors
+/// As [`scatter_elements`], plus a shape mismatch of `out`; on error `out` is bit-for-bit unchanged.
+///
+/// # Examples
+///
+/// ```
+/// use tensor_scatter::{scatter_elements_out, ScatterOptions, TensorView, TensorViewMut};
+/// // ONNX ScatterElements example 2 (axis 1), written into a reused buffer.
+/// let data = [1.0f32, 2.0, 3.0, 4.0, 5.0];
+/// let mut out = [0.0f32; 5];
+/// scatter_elements_out(
+///     &TensorView::new(&data, &[1, 5]).unwrap(),
+///     &TensorView::new(&[1i64, 3], &[1, 2]).unwrap(),
+///     &TensorView::new(&[1.1f32, 2.1], &[1, 2]).unwrap(),
+///     &mut TensorViewMut::new(&mut out, &[1, 5]).unwrap(),
+///     &ScatterOptions::new().axis(1),
+/// )
+/// .unwrap();
+/// assert_eq!(out, [1.0, 1.1, 3.0, 2.1, 5.0]);
+/// ```
+pub fn scatter_elements_out<T: Element, I: IndexInt>(
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    run_out(OP, plan, data, indices, updates, out, opts)
 }

@@ -1,7 +1,7 @@
 //! `scatter_nd`: ONNX ScatterND, DirectML SCATTER_ND, BNNSScatterND, OpenVINO ScatterNDUpdate,
 //! TF `tensor_scatter_nd_*`.
 
-use super::{Component, Plan, ScatterOptions, run_in_place, run_out_of_place, shape_text};
+use super::{Component, Plan, ScatterOptions, run_in_place, run_out, run_out_of_place, shape_text};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::index::IndexInt;
@@ -64,6 +64,7 @@ fn plan(dest: &Layout, idx: &Layout, upd: &Layout, _opts: &ScatterOptions) -> Re
         slice_shape: dest.shape[k..].to_vec(),
         dest_slice: dest.strides[k..].to_vec(),
         upd_slice: upd.strides[q - 1..].to_vec(),
+        elem_axis: None,
     })
 }
 
@@ -127,4 +128,38 @@ pub fn scatter_nd_into<T: Element, I: IndexInt>(
     opts: &ScatterOptions,
 ) -> Result<()> {
     run_in_place(OP, plan, dest, indices, updates, opts)
+}
+
+/// [`scatter_nd`] into a caller-provided output: `out = data`, then the scatter, without
+/// allocating. `out` must have data's shape and may be strided; when both are contiguous the
+/// copy of `data` is fused into the kernel (one pass over the output instead of two).
+///
+/// # Errors
+/// As [`scatter_nd`], plus a shape mismatch of `out`; on error `out` is bit-for-bit unchanged.
+///
+/// # Examples
+///
+/// ```
+/// use tensor_scatter::{scatter_nd_out, ScatterOptions, TensorView, TensorViewMut};
+/// // ONNX ScatterND example 1, written into a reused buffer.
+/// let data = [1i32, 2, 3, 4, 5, 6, 7, 8];
+/// let mut out = [0i32; 8];
+/// scatter_nd_out(
+///     &TensorView::new(&data, &[8]).unwrap(),
+///     &TensorView::new(&[4i64, 3, 1, 7], &[4, 1]).unwrap(),
+///     &TensorView::new(&[9i32, 10, 11, 12], &[4]).unwrap(),
+///     &mut TensorViewMut::new(&mut out, &[8]).unwrap(),
+///     &ScatterOptions::new(),
+/// )
+/// .unwrap();
+/// assert_eq!(out, [1, 11, 3, 10, 9, 6, 7, 12]);
+/// ```
+pub fn scatter_nd_out<T: Element, I: IndexInt>(
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    run_out(OP, plan, data, indices, updates, out, opts)
 }

@@ -1,7 +1,7 @@
 //! `scatter_update`: OpenVINO ScatterUpdate-3, BNNSScatter's 1-D-index mode, torch
 //! `index_copy_` / `index_add_` / `index_reduce_`.
 
-use super::{Component, Plan, ScatterOptions, run_in_place, run_out_of_place, shape_text};
+use super::{Component, Plan, ScatterOptions, run_in_place, run_out, run_out_of_place, shape_text};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::index::IndexInt;
@@ -61,6 +61,7 @@ fn plan(dest: &Layout, idx: &Layout, upd: &Layout, opts: &ScatterOptions) -> Res
         slice_shape: dest.shape[axis + 1..].to_vec(),
         dest_slice: dest.strides[axis + 1..].to_vec(),
         upd_slice: upd.strides[axis + qi..].to_vec(),
+        elem_axis: None,
     })
 }
 
@@ -129,4 +130,38 @@ pub fn scatter_update_into<T: Element, I: IndexInt>(
     opts: &ScatterOptions,
 ) -> Result<()> {
     run_in_place(OP, plan, dest, indices, updates, opts)
+}
+
+/// [`scatter_update`] into a caller-provided output: `out = data`, then the scatter, without
+/// allocating. `out` must have data's shape and may be strided; when both are contiguous the
+/// copy of `data` is fused into the kernel (one pass over the output instead of two).
+///
+/// # Errors
+/// As [`scatter_update`], plus a shape mismatch of `out`; on error `out` is bit-for-bit unchanged.
+///
+/// # Examples
+///
+/// ```
+/// use tensor_scatter::{scatter_update_out, ScatterOptions, TensorView, TensorViewMut};
+/// // Rows 2 and 0 of a 3 × 2 matrix replaced, written into a reused buffer.
+/// let data = [0u8; 6];
+/// let mut out = [9u8; 6];
+/// scatter_update_out(
+///     &TensorView::new(&data, &[3, 2]).unwrap(),
+///     &TensorView::new(&[2i32, 0], &[2]).unwrap(),
+///     &TensorView::new(&[1u8, 2, 3, 4], &[2, 2]).unwrap(),
+///     &mut TensorViewMut::new(&mut out, &[3, 2]).unwrap(),
+///     &ScatterOptions::new(),
+/// )
+/// .unwrap();
+/// assert_eq!(out, [3, 4, 0, 0, 1, 2]);
+/// ```
+pub fn scatter_update_out<T: Element, I: IndexInt>(
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    run_out(OP, plan, data, indices, updates, out, opts)
 }

@@ -174,10 +174,14 @@ pub(crate) fn generate(seed: u64, op: ScatterOp) -> Case {
     let a = Ord::max(norm_axis, 0) as usize;
     let (indices_shape, updates_shape, k) = match op {
         ScatterOp::Elements => {
+            // Half the time indices match data off the axis (the column-tile kernel's case).
+            let full = rng.chance(50);
             let shape: Vec<usize> = (0..rank)
                 .map(|d| {
                     if axis_ok && d == a {
                         rng.below(9) as usize
+                    } else if full {
+                        data_shape[d]
                     } else {
                         rng.below(data_shape[d] as u64 + 1) as usize
                     }
@@ -279,7 +283,11 @@ pub(crate) fn generate(seed: u64, op: ScatterOp) -> Case {
         opts,
         dtype,
         index_dtype: rng.pick(&INDEX_DTYPES),
-        layouts: [rng.below(3) as u8, rng.below(3) as u8, rng.below(3) as u8],
+        layouts: if rng.chance(40) {
+            [0; 3] // all contiguous: the fused fast paths
+        } else {
+            [rng.below(3) as u8, rng.below(3) as u8, rng.below(3) as u8]
+        },
     }
 }
 
@@ -379,8 +387,7 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
     let uv =
         TensorView::with_strides(&ub, uo, &case.updates_shape, &us).map_err(|e| e.to_string())?;
     let dv_contig = TensorView::new(&data, &case.data_shape).map_err(|e| e.to_string())?;
-    let (f_engine, f_reference): (fn(&_, &_, &_, &_) -> _, fn(&_, &_, &_, &_) -> _) = match case.op
-    {
+    let (f_engine, f_reference): (OutOfPlace<T, I>, OutOfPlace<T, I>) = match case.op {
         ScatterOp::Elements => (
             crate::scatter_elements::<T, I>,
             reference::scatter_elements::<T, I>,
@@ -392,13 +399,42 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
         ),
     };
     let expected = f_reference(&dv_contig, &iv, &uv, &case.opts);
+    // Every thread count must give the oracle's bits (the unit-test build cuts even these
+    // small inputs into many tasks and tiles).
+    for threads in [1, 2, 4] {
+        let mut case = case.clone();
+        case.opts = case.opts.par(crate::Par::threads_exact(threads));
+        check_forms::<T, I>(&case, &data, &iv, &uv, &expected, f_engine)
+            .map_err(|e| format!("{threads} thread(s): {e}"))?;
+    }
+    Ok(())
+}
+
+type OutOfPlace<T, I> = fn(
+    &TensorView<'_, T>,
+    &TensorView<'_, I>,
+    &TensorView<'_, T>,
+    &ScatterOptions,
+) -> crate::Result<crate::Tensor<T>>;
+
+/// The out-of-place, in-place and caller-provided-output forms against `expected`.
+fn check_forms<T: Small, I: SmallIndex>(
+    case: &Case,
+    data: &[T],
+    iv: &TensorView<'_, I>,
+    uv: &TensorView<'_, T>,
+    expected: &crate::Result<crate::Tensor<T>>,
+    f_engine: OutOfPlace<T, I>,
+) -> std::result::Result<(), String> {
+    let (iv, uv) = (iv.clone(), uv.clone());
+    let poison = T::small(NAN);
 
     // Out of place, from a (possibly strided) data view.
-    let (db, doff, ds) = embed(&data, &case.data_shape, case.layouts[0], poison);
+    let (db, doff, ds) = embed(data, &case.data_shape, case.layouts[0], poison);
     let dv =
         TensorView::with_strides(&db, doff, &case.data_shape, &ds).map_err(|e| e.to_string())?;
     let got = f_engine(&dv, &iv, &uv, &case.opts);
-    match (&expected, &got) {
+    match (expected, &got) {
         (Ok(e), Ok(g)) if e.shape() == g.shape() && bits(e.as_slice()) == bits(g.as_slice()) => {}
         (Err(e), Err(g)) if error_key(e) == error_key(g) => {}
         (Ok(e), Ok(g)) => {
@@ -415,7 +451,7 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
     }
 
     // In place, into a strided destination with poisoned padding.
-    let (mut buf, off, strides) = embed(&data, &case.data_shape, case.layouts[0], poison);
+    let (mut buf, off, strides) = embed(data, &case.data_shape, case.layouts[0], poison);
     let before = bits(&buf);
     let mut dest = TensorViewMut::with_strides(&mut buf, off, &case.data_shape, &strides)
         .map_err(|e| e.to_string())?;
@@ -425,7 +461,7 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
         ScatterOp::Update => crate::scatter_update_into(&mut dest, &iv, &uv, &case.opts),
     };
     let logical = dest.to_vec();
-    match (&expected, &res) {
+    match (expected, &res) {
         (Ok(e), Ok(())) => {
             if bits(e.as_slice()) != bits(&logical) {
                 return Err(format!(
@@ -447,6 +483,38 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
             }
         }
         _ => return Err(format!("in place: reference {expected:?}, engine {res:?}")),
+    }
+
+    // Into a caller-provided output (poisoned, and laid out like the updates), from data.
+    let junk: Vec<T> = vec![T::small(NEG_INF); data.len()];
+    let (mut ob, oo, os) = embed(&junk, &case.data_shape, case.layouts[2], poison);
+    let before = bits(&ob);
+    let mut out = TensorViewMut::with_strides(&mut ob, oo, &case.data_shape, &os)
+        .map_err(|e| e.to_string())?;
+    let res = match case.op {
+        ScatterOp::Elements => crate::scatter_elements_out(&dv, &iv, &uv, &mut out, &case.opts),
+        ScatterOp::Nd => crate::scatter_nd_out(&dv, &iv, &uv, &mut out, &case.opts),
+        ScatterOp::Update => crate::scatter_update_out(&dv, &iv, &uv, &mut out, &case.opts),
+    };
+    let logical = out.to_vec();
+    match (expected, &res) {
+        (Ok(e), Ok(())) => {
+            if bits(e.as_slice()) != bits(&logical) {
+                return Err(format!("out: {}", first_difference(e.as_slice(), &logical)));
+            }
+            let (rb, _, _) = embed(e.as_slice(), &case.data_shape, case.layouts[2], poison);
+            if bits(&rb) != bits(&ob) {
+                return Err("out: a write landed outside the output view".into());
+            }
+        }
+        (Err(e), Err(g)) if error_key(e) == error_key(g) => {
+            if before != bits(&ob) {
+                return Err(format!(
+                    "out: output changed although the call failed with {g}"
+                ));
+            }
+        }
+        _ => return Err(format!("out: reference {expected:?}, engine {res:?}")),
     }
     Ok(())
 }

@@ -1,0 +1,98 @@
+"""The benchmark workloads W1-W6 (see ../../BENCHMARKS.md and shared research perf.md).
+
+Every workload is built from a fixed seed with whole-number values, so every reduction is
+exact in every summation order and all systems must agree bit for bit.
+"""
+import numpy as np
+
+# name -> (op, kwargs); sizes can be scaled down with `scale` for smoke runs.
+WORKLOADS = ["W1", "W2", "W3a", "W3b", "W4", "W5", "W6"]
+
+DESCRIPTIONS = {
+    "W1": "ScatterElements axis 0, f32 data [4096,4096], idx [1024,4096] unique per column, none",
+    "W2": "W1 with random (duplicate) indices, add",
+    "W3a": "ScatterND rows, f32 data [1e6,64], idx [1e5,1] random, add",
+    "W3b": "ScatterND rows, unique indices, none",
+    "W4": "ScatterUpdate axis 1, f32 data [1000,256,10,15], idx [125,20]",
+    "W5": "1-D scatter-add, f32 data [1e6], idx [1e7] random",
+    "W6": "W1 in f16",
+}
+
+
+def ints(rng, shape, dtype):
+    return rng.integers(-8, 9, size=shape).astype(dtype)
+
+
+def make(name, scale=1.0):
+    """Returns dict(op, axis, reduction, data, indices, updates)."""
+    rng = np.random.default_rng(abs(hash(name)) % (2**32) if False else [ord(c) for c in name])
+    s = lambda n: max(1, int(n * scale))
+    if name in ("W1", "W2", "W6"):
+        n, k, m = s(4096), s(1024), s(4096)
+        dt = np.float16 if name == "W6" else np.float32
+        data = ints(rng, (n, m), dt)
+        if name == "W2":
+            idx = rng.integers(0, n, size=(k, m), dtype=np.int64)
+        else:
+            # unique per column: the first k of an independent permutation per column
+            idx = np.argsort(rng.random((n, m)), axis=0)[:k].astype(np.int64)
+        upd = ints(rng, (k, m), dt)
+        red = "add" if name == "W2" else "none"
+        return dict(op="scatter_elements", axis=0, reduction=red, data=data, indices=idx, updates=upd)
+    if name in ("W3a", "W3b"):
+        n, k = s(1_000_000), s(100_000)
+        data = ints(rng, (n, 64), np.float32)
+        if name == "W3a":
+            idx = rng.integers(0, n, size=(k, 1), dtype=np.int64)
+        else:
+            idx = rng.permutation(n)[:k].reshape(k, 1).astype(np.int64)
+        upd = ints(rng, (k, 64), np.float32)
+        red = "add" if name == "W3a" else "none"
+        return dict(op="scatter_nd", axis=0, reduction=red, data=data, indices=idx, updates=upd)
+    if name == "W4":
+        b, a = s(1000), 256
+        data = ints(rng, (b, a, 10, 15), np.float32)
+        idx = rng.integers(0, a, size=(125, 20), dtype=np.int64)
+        table = ints(rng, (b, a, 10, 15), np.float32)
+        # duplicates carry identical slices, so "last write wins" is the same for everyone
+        upd = np.ascontiguousarray(table[:, idx])
+        return dict(op="scatter_update", axis=1, reduction="none", data=data, indices=idx, updates=upd)
+    if name == "W5":
+        n, k = s(1_000_000), s(10_000_000)
+        data = ints(rng, (n,), np.float32)
+        idx = rng.integers(0, n, size=(k,), dtype=np.int64)
+        upd = ints(rng, (k,), np.float32)
+        return dict(op="scatter_elements", axis=0, reduction="add", data=data, indices=idx, updates=upd)
+    raise KeyError(name)
+
+
+def reference(w):
+    """The expected output, by NumPy (exact: whole numbers)."""
+    data, idx, upd = w["data"], w["indices"], w["updates"]
+    out = data.copy()
+    if w["op"] == "scatter_elements":
+        if data.ndim == 1:
+            if w["reduction"] == "add":
+                np.add.at(out, idx, upd)
+            else:
+                out[idx] = upd
+        else:
+            cols = np.broadcast_to(np.arange(data.shape[1]), idx.shape)
+            if w["reduction"] == "add":
+                np.add.at(out, (idx, cols), upd)
+            else:
+                out[idx, cols] = upd
+    elif w["op"] == "scatter_nd":
+        rows = idx[:, 0]
+        if w["reduction"] == "add":
+            np.add.at(out, rows, upd)
+        else:
+            out[rows] = upd
+    else:  # scatter_update axis 1, identical duplicates
+        out[:, idx.reshape(-1)] = upd.reshape(upd.shape[0], -1, *upd.shape[3:])
+    return out
+
+
+def min_bytes(w):
+    """Bytes an out-of-place run must move: read data + write output + read indices + updates."""
+    return 2 * w["data"].nbytes + w["indices"].nbytes + w["updates"].nbytes

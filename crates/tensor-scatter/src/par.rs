@@ -1,0 +1,159 @@
+//! Deterministic parallelism: the [`Par`] setting, its global default, and the one place where
+//! the sequential thresholds live.
+//!
+//! Every parallel kernel partitions by *destination*: each task owns a disjoint set of output
+//! cells and applies the updates that target them in index order. No atomics, no floating
+//! point `reduce`/`fold` across threads, so the result is bit-identical for every thread count
+//! (and equal to the sequential reference oracle).
+
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Work below this many bytes of traffic (destination plus updates) runs on the calling thread:
+/// waking a pool costs more than it saves there. (The unit tests use tiny thresholds, so their
+/// small inputs go through every parallel split.)
+pub(crate) const MIN_PARALLEL_BYTES: usize = if cfg!(test) { 0 } else { 1 << 18 };
+
+/// A task of a parallel kernel should move at least this many bytes (keeps per-task overhead
+/// below a few percent).
+pub(crate) const MIN_TASK_BYTES: usize = if cfg!(test) { 1 } else { 1 << 16 };
+
+/// A destination tile of the element-scatter kernel should fit in this many bytes (half of
+/// this machine class's 2 MiB L2, leaving room for the streamed index and update rows).
+pub(crate) const TILE_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };
+
+/// Cells per cache line, the alignment of task boundaries (1 or 2 in the unit tests, so
+/// their small inputs are cut into many tiles).
+pub(crate) fn line_cells<T>() -> usize {
+    let line = if cfg!(test) { 4 } else { 64 };
+    (line / std::mem::size_of::<T>().max(1)).max(1)
+}
+
+/// How many threads an operation may use.
+///
+/// `Auto` (the default) uses the global default set by [`set_default_threads`], which itself
+/// defaults to every core. The result never depends on this setting: kernels partition by
+/// destination, so any thread count gives bit-identical output.
+///
+/// ```
+/// use tensor_scatter::Par;
+/// assert_eq!(Par::Sequential.threads(), 1);
+/// assert_eq!(Par::threads_exact(3).threads(), 3);
+/// assert!(Par::Auto.threads() >= 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Par {
+    /// The global default ([`default_threads`]).
+    #[default]
+    Auto,
+    /// The calling thread only.
+    Sequential,
+    /// Exactly this many threads (at most; small inputs still run on the calling thread).
+    Threads(NonZeroUsize),
+}
+
+impl Par {
+    /// `Par::Threads(n)`, with `0` meaning [`Par::Auto`].
+    pub fn threads_exact(n: usize) -> Par {
+        NonZeroUsize::new(n).map_or(Par::Auto, Par::Threads)
+    }
+
+    /// The thread count this setting resolves to now (at least 1).
+    pub fn threads(self) -> usize {
+        match self {
+            Par::Auto => default_threads(),
+            Par::Sequential => 1,
+            Par::Threads(n) => n.get(),
+        }
+    }
+}
+
+/// 0 = "every core".
+static DEFAULT_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the thread count [`Par::Auto`] resolves to; `0` restores "every core".
+///
+/// ```
+/// use tensor_scatter::{default_threads, set_default_threads};
+/// set_default_threads(1);
+/// assert_eq!(default_threads(), 1);
+/// set_default_threads(0);
+/// assert!(default_threads() >= 1);
+/// ```
+pub fn set_default_threads(n: usize) {
+    DEFAULT_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// The thread count [`Par::Auto`] resolves to: the value given to [`set_default_threads`],
+/// or the number of cores available to the process.
+pub fn default_threads() -> usize {
+    match DEFAULT_THREADS.load(Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        n => n,
+    }
+}
+
+/// How many tasks to cut `bytes` of work into for `threads` threads: 1 below the thresholds,
+/// else a few per thread (for balance) but none smaller than [`MIN_TASK_BYTES`].
+pub(crate) fn task_count(threads: usize, bytes: usize, per_thread: usize) -> usize {
+    if threads <= 1 || bytes < MIN_PARALLEL_BYTES {
+        return 1;
+    }
+    (threads * per_thread).min(bytes / MIN_TASK_BYTES).max(1)
+}
+
+/// Runs `f(t)` for every `t < tasks`, on up to `threads` threads. Which thread runs which task
+/// is unspecified; callers make every task own disjoint destination cells, so the order does
+/// not matter.
+pub(crate) fn run_tasks(threads: usize, tasks: usize, f: impl Fn(usize) + Sync) {
+    if threads <= 1 || tasks <= 1 {
+        (0..tasks).for_each(f);
+        return;
+    }
+    imp::run(threads.min(tasks), tasks, &f);
+}
+
+#[cfg(feature = "parallel")]
+mod imp {
+    use std::sync::{Arc, Mutex};
+
+    use rayon::prelude::*;
+
+    /// Pools for explicit thread counts other than the global pool's, built once each.
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+
+    fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+            return Some(Arc::clone(p));
+        }
+        let p = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("tensor-scatter-{i}"))
+                .build()
+                .ok()?,
+        );
+        pools.push((threads, Arc::clone(&p)));
+        Some(p)
+    }
+
+    pub(super) fn run(threads: usize, tasks: usize, f: &(impl Fn(usize) + Sync)) {
+        let body = || (0..tasks).into_par_iter().with_max_len(1).for_each(f);
+        if rayon::current_num_threads() == threads {
+            body(); // the current pool (the global one outside any pool) has the right size
+        } else if let Some(p) = pool(threads) {
+            p.install(body);
+        } else {
+            // No threads could be started: the same tasks, in order, on this thread.
+            (0..tasks).for_each(f);
+        }
+    }
+}
+
+#[cfg(not(feature = "parallel"))]
+mod imp {
+    pub(super) fn run(_threads: usize, tasks: usize, f: &(impl Fn(usize) + Sync)) {
+        (0..tasks).for_each(f);
+    }
+}
