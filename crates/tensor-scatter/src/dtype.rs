@@ -184,6 +184,9 @@ pub trait Element: private::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
     fn identity(reduction: Reduction) -> Self;
     /// The raw bits, zero-extended (for bit-exact comparisons).
     fn to_bits_u64(self) -> u64;
+    /// The value whose [`to_bits_u64`](Element::to_bits_u64) is `bits` (the high bits beyond
+    /// the type's width are ignored).
+    fn from_bits_u64(bits: u64) -> Self;
     /// Borrows the typed vector inside a [`Buffer`] of this dtype.
     fn buffer_slice(buffer: &Buffer) -> Option<&[Self]>;
     /// Mutably borrows the typed vector inside a [`Buffer`] of this dtype.
@@ -261,6 +264,9 @@ macro_rules! int_element {
             }
             fn to_bits_u64(self) -> u64 {
                 u64::from(self as $bits)
+            }
+            fn from_bits_u64(bits: u64) -> $t {
+                bits as $bits as $t
             }
             buffer_access!($variant);
         }
@@ -381,6 +387,9 @@ macro_rules! float_element {
             fn to_bits_u64(self) -> u64 {
                 u64::from(self.to_bits())
             }
+            fn from_bits_u64(bits: u64) -> $t {
+                <$t>::from_bits(bits as _)
+            }
             buffer_access!($variant);
         }
     };
@@ -444,6 +453,9 @@ macro_rules! half_element {
             fn to_bits_u64(self) -> u64 {
                 u64::from(self.to_bits())
             }
+            fn from_bits_u64(bits: u64) -> $t {
+                <$t>::from_bits(bits as _)
+            }
             buffer_access!($variant);
         }
     };
@@ -486,6 +498,9 @@ impl Element for bool {
     }
     fn to_bits_u64(self) -> u64 {
         u64::from(self)
+    }
+    fn from_bits_u64(bits: u64) -> bool {
+        bits & 1 == 1
     }
     buffer_access!(Bool);
 }

@@ -164,14 +164,18 @@ impl<'a, T: Copy> DestPtr<'a, T> {
 }
 
 /// A vector of `n` cells, initialised by `f` through a [`DestPtr`] (no zero-fill pass, and the
-/// first touch of every page happens in the kernel's own tasks).
+/// first touch of every page happens in the kernel's own tasks). When `f` fails, nothing is
+/// kept.
 ///
 /// # Safety
-/// `f` must write every one of the `n` cells before returning.
-pub(crate) unsafe fn build_vec<T: Copy>(n: usize, f: impl FnOnce(DestPtr<'_, T>)) -> Vec<T> {
+/// When `f` returns `Ok`, it must have written every one of the `n` cells.
+pub(crate) unsafe fn build_vec<T: Copy, E>(
+    n: usize,
+    f: impl FnOnce(DestPtr<'_, T>) -> Result<(), E>,
+) -> Result<Vec<T>, E> {
     let mut v = Vec::with_capacity(n);
-    f(DestPtr::spare(&mut v, n));
+    f(DestPtr::spare(&mut v, n))?;
     // SAFETY: capacity is at least n, and the caller guarantees every cell was written.
     unsafe { v.set_len(n) };
-    v
+    Ok(v)
 }

@@ -469,16 +469,50 @@ fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<f
     })
 }
 
-/// A validated plan, ready for a fast kernel.
+/// A plan ready for a fast kernel.
 enum Prepared {
     /// Column tiles; the indices were range-checked in place (no resolved copy).
     Elem(fast::ElemGeom),
+    /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
+    /// any write), so nothing was checked yet.
+    ElemRadix {
+        g: fast::ElemGeom,
+        block_cells: usize,
+    },
     /// Destination ranges over resolved tuple offsets.
     Ranges(Vec<isize>),
 }
 
+/// The largest number of updates the radix kernel buckets at once (its scratch is
+/// `4 + size_of::<T>()` bytes per update).
+const RADIX_MAX_UPDATES: usize = 1 << 24;
+
+/// Chooses the element-scatter kernel: buckets for destinations larger than a cache tile
+/// (random writes into them would each cost a cache line from memory, and column tiles of a
+/// power-of-two-strided matrix thrash the cache sets), column tiles otherwise.
+fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions) -> Option<Prepared> {
+    let size = std::mem::size_of::<T>().max(1);
+    let fill = opts.reduction != Reduction::None && !opts.include_self;
+    let total = g.outer * g.n * g.inner;
+    let count = g.outer * g.k * g.inner;
+    if fill || g.n * g.inner * size <= crate::par::TILE_BYTES || count > RADIX_MAX_UPDATES {
+        return None;
+    }
+    // About L2-sized blocks, at most ~256 of them (each chunk keeps one bucket per block).
+    let small = if cfg!(test) {
+        4
+    } else {
+        crate::par::TILE_BYTES / size
+    };
+    let block = small.max(total.div_ceil(256)).checked_next_power_of_two()?;
+    (block <= 1 << 32).then_some(Prepared::ElemRadix {
+        g,
+        block_cells: block,
+    })
+}
+
 /// The index pass of the fast strategies.
-fn prepare<I: IndexInt>(
+fn prepare<T, I: IndexInt>(
     plan: &Plan,
     dest: &Layout,
     indices: &TensorView<'_, I>,
@@ -488,6 +522,9 @@ fn prepare<I: IndexInt>(
     if let Some(axis) = plan.elem_axis
         && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
     {
+        if let Some(p) = elem_strategy::<T>(g, opts) {
+            return Ok(p);
+        }
         validate_flat(plan, indices, opts)?;
         return Ok(Prepared::Elem(g));
     }
@@ -534,11 +571,22 @@ fn validate_flat<I: IndexInt>(
             }
         }
     });
-    let bad = first_bad.into_inner();
-    if bad == usize::MAX {
-        return Ok(());
+    match first_bad.into_inner() {
+        usize::MAX => Ok(()),
+        bad => Err(flat_index_error(plan, indices, bad, opts)),
     }
-    let value = flat[bad].to_i128();
+}
+
+/// The error for the index at flat (row-major) position `bad` of a contiguous `indices`.
+fn flat_index_error<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    bad: usize,
+    opts: &ScatterOptions,
+) -> Error {
+    let comp = &plan.comps[0];
+    let l = &indices.layout;
+    let value = indices.data[l.offset + bad].to_i128();
     let fault = match resolve(value, comp.size, opts.index_policy) {
         Err(f) => f,
         Ok(_) => Fault::OutOfRange, // unreachable: the range test mirrors `resolve`
@@ -549,7 +597,7 @@ fn validate_flat<I: IndexInt>(
         *p = rest % n.max(1);
         rest /= n.max(1);
     }
-    Err(index_error(plan.op, fault, position, value, comp))
+    index_error(plan.op, fault, position, value, comp)
 }
 
 /// Runs a fast kernel. `src`, when given, is the contiguous `data` whose copy the kernel
@@ -564,11 +612,46 @@ fn run_fast<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
-) {
+) -> Result<()> {
     let threads = opts.par.threads();
     let r = opts.reduction;
     let fill = (r != Reduction::None && !opts.include_self).then(|| T::identity(r));
     match prep {
+        &Prepared::ElemRadix { g, block_cells } => {
+            let job = fast::ElemJob {
+                g,
+                idx: indices.data,
+                upd: updates.data,
+                src,
+                policy: opts.index_policy,
+                fill: None,
+            };
+            let buckets = fast::radix_bucket(&job, block_cells, threads)
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
+            let b = &buckets;
+            match r {
+                Reduction::None => {
+                    fast::radix_apply::<T, Assign>(g, b, src, dest, block_cells, threads)
+                }
+                Reduction::Add => {
+                    fast::radix_apply::<T, AddC>(g, b, src, dest, block_cells, threads)
+                }
+                Reduction::Sub => {
+                    fast::radix_apply::<T, SubC>(g, b, src, dest, block_cells, threads)
+                }
+                Reduction::Mul => {
+                    fast::radix_apply::<T, MulC>(g, b, src, dest, block_cells, threads)
+                }
+                Reduction::Min => {
+                    fast::radix_apply::<T, MinC>(g, b, src, dest, block_cells, threads)
+                }
+                Reduction::Max => {
+                    fast::radix_apply::<T, MaxC>(g, b, src, dest, block_cells, threads)
+                }
+                Reduction::Mean => unreachable!("mean runs on the sequential engine"),
+            }
+            Ok(())
+        }
         Prepared::Elem(g) => {
             let job = fast::ElemJob {
                 g: *g,
@@ -587,10 +670,11 @@ fn run_fast<T: Element, I: IndexInt>(
                 Reduction::Max => fast::elements::<T, I, MaxC>(&job, dest, threads),
                 Reduction::Mean => unreachable!("mean runs on the sequential engine"),
             }
+            Ok(())
         }
         Prepared::Ranges(resolved) => {
             let Some((span_lo, span_hi)) = dest_layout.span() else {
-                return; // an empty destination: nothing to copy or write
+                return Ok(()); // an empty destination: nothing to copy or write
             };
             let runs = Runs::new(&plan.slice_shape, &plan.dest_slice, &plan.upd_slice);
             let (mut slice_lo, mut slice_hi) = (0isize, 0isize);
@@ -638,6 +722,7 @@ fn run_fast<T: Element, I: IndexInt>(
                 Reduction::Max => fast::ranges::<T, MaxC>(&job, dest, threads),
                 Reduction::Mean => unreachable!("mean runs on the sequential engine"),
             }
+            Ok(())
         }
     }
 }
@@ -668,11 +753,15 @@ fn run_into<T: Element, I: IndexInt>(
     opts: &ScatterOptions,
 ) -> Result<()> {
     if fast_supported::<T>(opts) {
-        let prep = prepare(plan, dest_layout, indices, &updates.layout, opts)?;
+        let prep = prepare::<T, I>(plan, dest_layout, indices, &updates.layout, opts)?;
         let fused = copy_from
             .filter(|_| is_contiguous(dest_layout))
             .and_then(contiguous_data);
         if let (Some(d), None) = (copy_from, fused) {
+            if let Prepared::ElemRadix { .. } = prep {
+                // The radix kernel checks indices in its first pass; the copy comes earlier.
+                validate_flat(plan, indices, opts)?;
+            }
             copy_view(d, dest, dest_layout);
         }
         run_fast(
@@ -684,7 +773,7 @@ fn run_into<T: Element, I: IndexInt>(
             indices,
             updates,
             opts,
-        );
+        )?;
     } else {
         let resolved = resolve_indices(plan, indices, opts.index_policy)?;
         if let Some(d) = copy_from {
@@ -719,9 +808,10 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
     if fast_supported::<T>(opts)
         && let Some(src) = contiguous_data(data)
     {
-        let prep = prepare(&plan, &dest_layout, indices, &updates.layout, opts)?;
-        // SAFETY: with `src` given, both fast kernels copy every cell of the contiguous
-        // destination (tiles and ranges each partition all of it) before updating it.
+        let prep = prepare::<T, I>(&plan, &dest_layout, indices, &updates.layout, opts)?;
+        // SAFETY: with `src` given, every fast kernel that returns Ok copied every cell of the
+        // contiguous destination (tiles, blocks and ranges each partition all of it) before
+        // updating it.
         let out = unsafe {
             kernels::build_vec(dest_layout.numel, |dest| {
                 run_fast(
@@ -735,7 +825,7 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
                     opts,
                 )
             })
-        };
+        }?;
         return Ok(Tensor {
             data: out,
             shape: data.layout.shape.clone(),

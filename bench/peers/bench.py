@@ -1,0 +1,364 @@
+"""Side-by-side scatter benchmark: tensor-scatter against its peers on identical data.
+
+Run through ./run (which builds the environment). Every system runs in its own subprocess,
+pinned to N CPUs with its thread settings made before import; every timed run produces the
+output from `data` afresh (copy included); every system's output is checked bit-exact against
+the NumPy reference before its time counts; medians of >= 7 runs after a warm-up.
+"""
+import argparse, json, os, platform, subprocess, sys, time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import workloads as W  # noqa: E402
+
+SYSTEMS = ["floor", "tensor-scatter", "tensor-scatter (in place)", "numpy", "torch",
+           "onnxruntime", "openvino", "jax"]
+
+
+def timeit(fn, min_runs=7, max_runs=30, budget_s=3.0):
+    fn()  # warm-up (compilation, page faults)
+    times, start = [], time.perf_counter()
+    while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < budget_s):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return times
+
+
+def load(data_dir, name):
+    w = {k: np.load(data_dir / f"{name}_{k}.npy") for k in ("data", "indices", "updates", "expected")}
+    w.update(json.loads((data_dir / f"{name}.json").read_text()))
+    return w
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+# --- one function per system: returns (callable producing the output, fetch of the output) ---
+
+def sys_floor(w, n):
+    nbytes = W.min_bytes(w) // 2  # a copy of B bytes moves 2B, the out-of-place traffic
+    src = np.ones(nbytes // 4, np.float32)
+    dst = np.empty_like(src)
+    best = None
+    fns = [lambda: np.copyto(dst, src)]
+    try:
+        import torch
+        torch.set_num_threads(n)
+        ts, td = torch.from_numpy(src), torch.from_numpy(dst)
+        fns.append(lambda: td.copy_(ts))
+    except ImportError:
+        pass
+    for f in fns:
+        t = float(np.median(timeit(f)))
+        best = t if best is None else min(best, t)
+    return best
+
+
+def sys_numpy(w, n):
+    d, i, u = w["data"], w["indices"], w["updates"]
+    out = np.empty_like(d)
+    op, red = w["op"], w["reduction"]
+    if op == "scatter_elements":
+        cols = None if d.ndim == 1 else np.broadcast_to(np.arange(d.shape[1]), i.shape)
+        key = i if cols is None else (i, cols)
+    elif op == "scatter_nd":
+        key = i[:, 0]
+    else:
+        key = (slice(None), i.reshape(-1))
+        u = u.reshape(u.shape[0], -1, *u.shape[3:])
+
+    def f():
+        np.copyto(out, d)
+        if red == "add":
+            np.add.at(out, key, u)
+        else:
+            out[key] = u
+    return f, lambda: out
+
+
+def sys_torch(w, n):
+    import torch
+    torch.set_num_threads(n)
+    d, i, u = (torch.from_numpy(w[k]) for k in ("data", "indices", "updates"))
+    out = torch.empty_like(d)
+    op, red = w["op"], w["reduction"]
+    if op == "scatter_elements":
+        g = (lambda: out.scatter_add_(0, i, u)) if red == "add" else (lambda: out.scatter_(0, i, u))
+    elif op == "scatter_nd":
+        r = i[:, 0].contiguous()
+        g = (lambda: out.index_add_(0, r, u)) if red == "add" else (lambda: out.index_copy_(0, r, u))
+    else:
+        r = i.reshape(-1).contiguous()
+        uu = u.reshape(u.shape[0], -1, *u.shape[3:])
+        g = lambda: out.index_copy_(1, r, uu)
+
+    def f():
+        out.copy_(d)
+        g()
+    return f, lambda: out.numpy()
+
+
+def onnx_model(w):
+    import onnx
+    from onnx import TensorProto, helper
+    d, i, u = w["data"], w["indices"], w["updates"]
+    ty = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16}[d.dtype]
+    op, red = w["op"], w["reduction"]
+    feeds = {"data": d, "indices": i, "updates": u}
+    if op == "scatter_elements":
+        node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["out"], axis=0, reduction=red)
+    elif op == "scatter_nd":
+        node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["out"], reduction=red)
+    else:  # ScatterUpdate has no ONNX op: ScatterND over (b, idx) tuples
+        b = d.shape[0]
+        flat = i.reshape(-1)
+        tup = np.stack(np.broadcast_arrays(np.arange(b)[:, None], flat[None, :]), axis=-1).astype(np.int64)
+        feeds["indices"] = np.ascontiguousarray(tup)
+        feeds["updates"] = np.ascontiguousarray(u.reshape(b, -1, *u.shape[3:]))
+        node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["out"])
+    inputs = [helper.make_tensor_value_info(k, ty if k != "indices" else TensorProto.INT64, list(v.shape))
+              for k, v in feeds.items()]
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("out", ty, list(d.shape))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    return model, feeds
+
+
+def sys_onnxruntime(w, n):
+    import onnxruntime as ort
+    model, feeds = onnx_model(w)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = n
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    io = sess.io_binding()
+    for k, v in feeds.items():
+        io.bind_ortvalue_input(k, ort.OrtValue.ortvalue_from_numpy(v))
+    out = ort.OrtValue.ortvalue_from_numpy(np.empty_like(w["data"]))
+    io.bind_ortvalue_output("out", out)
+    return (lambda: sess.run_with_iobinding(io)), (lambda: out.numpy())
+
+
+def sys_openvino(w, n):
+    import openvino as ov
+    import openvino.opset15 as ops
+    d, i, u = w["data"], w["indices"], w["updates"]
+    op, red = w["op"], w["reduction"]
+    pd = ops.parameter(d.shape, d.dtype, name="data")
+    pi = ops.parameter(i.shape, np.int64, name="indices")
+    pu = ops.parameter(u.shape, u.dtype, name="updates")
+    if op == "scatter_elements":
+        node = ops.scatter_elements_update(pd, pi, pu, ops.constant(np.int64(0)),
+                                           "sum" if red == "add" else "none")
+    elif op == "scatter_nd":
+        node = ops.scatter_nd_update(pd, pi, pu, "sum" if red == "add" else "none")
+    else:
+        node = ops.scatter_update(pd, pi, pu, ops.constant(np.int64(1)))
+    model = ov.Model([node], [pd, pi, pu])
+    core = ov.Core()
+    cm = core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": n, "NUM_STREAMS": 1,
+                                           "INFERENCE_PRECISION_HINT": "f32"})
+    req = cm.create_infer_request()
+    ins = {0: d, 1: i, 2: u}
+    return (lambda: req.infer(ins)), (lambda: req.get_output_tensor(0).data)
+
+
+def sys_jax(w, n):
+    import jax, jax.numpy as jnp
+    jax.config.update("jax_platforms", "cpu")
+    d, i, u = (jnp.asarray(w[k]) for k in ("data", "indices", "updates"))
+    op, red = w["op"], w["reduction"]
+    if op == "scatter_elements":
+        if w["data"].ndim == 1:
+            key = lambda i: i
+        else:
+            cols = jnp.broadcast_to(jnp.arange(w["data"].shape[1]), w["indices"].shape)
+            key = lambda i: (i, cols)
+    elif op == "scatter_nd":
+        key = lambda i: i[:, 0]
+    else:
+        key = lambda i: (slice(None), i.reshape(-1))
+        u = u.reshape(u.shape[0], -1, *u.shape[3:])
+    if red == "add":
+        fn = jax.jit(lambda d, i, u: d.at[key(i)].add(u, indices_are_sorted=False, unique_indices=False))
+    else:
+        fn = jax.jit(lambda d, i, u: d.at[key(i)].set(u))
+    res = {}
+
+    def f():
+        res["out"] = fn(d, i, u).block_until_ready()
+    return f, lambda: np.asarray(res["out"])
+
+
+def sys_tensor_scatter(w, n, in_place=False, data_dir=None, name=None):
+    exe = ROOT / "target" / "release" / "tensor-scatter"
+    sub = w["op"].replace("_", "-")
+    out = data_dir / f"{name}_ts_out.npy"
+    cmd = [str(exe), sub, "--data", str(data_dir / f"{name}_data.npy"),
+           "--indices", str(data_dir / f"{name}_indices.npy"),
+           "--updates", str(data_dir / f"{name}_updates.npy"), "--out", str(out),
+           "--axis", str(w["axis"]), "--reduction", w["reduction"], "--threads", str(n),
+           "--repeat", "9"] + (["--time-in-place"] if in_place else [])
+    if w["op"] == "scatter_update":
+        cmd += ["--negative-indices", "error"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip())
+    stats = json.loads(p.stderr.strip().splitlines()[-1])
+    return stats, np.load(out)
+
+
+def worker(system, name, n, data_dir):
+    os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:n]))
+    w = load(data_dir, name)
+    if system == "floor":
+        return {"median_ms": sys_floor(w, n)}
+    if system.startswith("tensor-scatter"):
+        stats, out = sys_tensor_scatter(w, n, "in place" in system, data_dir, name)
+        return {"median_ms": stats["median_ms"], "min_ms": stats["min_ms"], "runs": stats["runs"],
+                "ok": same(out, w["expected"])}
+    f, fetch = globals()["sys_" + system](w, n)
+    f()
+    ok = same(fetch(), w["expected"])
+    times = timeit(f)
+    ok = ok and same(fetch(), w["expected"])
+    return {"median_ms": float(np.median(times)), "min_ms": float(min(times)), "runs": len(times), "ok": ok}
+
+
+def spawn(system, name, n, data_dir):
+    env = dict(os.environ, OMP_NUM_THREADS=str(n), MKL_NUM_THREADS=str(n), OPENBLAS_NUM_THREADS=str(n))
+    if system == "jax":
+        env["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+                            if n == 1 else "")
+    p = subprocess.run([sys.executable, __file__, "--worker", system, name, str(n), str(data_dir)],
+                       capture_output=True, text=True, env=env, timeout=900)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1][:200]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def versions():
+    v = {"python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("torch", "onnxruntime", "openvino", "jax"):
+        try:
+            v[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001
+            v[mod] = "missing"
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", nargs=4)
+    ap.add_argument("--workloads", default=",".join(W.WORKLOADS))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--out", default=str(HERE / "results"))
+    a = ap.parse_args()
+    if a.worker:
+        s, name, n, dd = a.worker
+        print(json.dumps(worker(s, name, int(n), Path(dd))))
+        return
+    out_dir = Path(a.out)
+    data_dir = out_dir / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    names = a.workloads.split(",")
+    systems = a.systems.split(",")
+    threads = [int(t) for t in a.threads.split(",")]
+    results = {}
+    for name in names:
+        w = W.make(name, a.scale)
+        for k in ("data", "indices", "updates"):
+            np.save(data_dir / f"{name}_{k}.npy", w[k])
+        np.save(data_dir / f"{name}_expected.npy", W.reference(w))
+        (data_dir / f"{name}.json").write_text(json.dumps(
+            {k: w[k] for k in ("op", "axis", "reduction")} | {"bytes": W.min_bytes(w)}))
+        for n in threads:
+            for s in systems:
+                r = spawn(s, name, n, data_dir)
+                results[(name, n, s)] = r
+                print(f"{name} {n}T {s:28s} {r}", flush=True)
+        for k in ("data", "indices", "updates", "expected", "ts_out"):
+            (data_dir / f"{name}_{k}.npy").unlink(missing_ok=True)
+    write_report(results, names, threads, systems, out_dir, a.scale)
+
+
+def write_report(results, names, threads, systems, out_dir, scale):
+    peers = [s for s in systems if s not in ("floor",) and not s.startswith("tensor-scatter")]
+    lines = [f"Generated {time.strftime('%Y-%m-%d %H:%M')} by `bench/peers/run` on "
+             f"{platform.machine()}, {os.cpu_count()} CPUs; scale {scale}.", "",
+             "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()), ""]
+    rows = []
+    for n in threads:
+        lines += [f"### {n} thread{'s' if n > 1 else ''}", "",
+                  "| workload | floor | " + " | ".join(s for s in systems if s != "floor") +
+                  " | best peer | ours / best peer | ours / floor |",
+                  "|---|---|" + "---|" * (len(systems) - 1) + "---|---|---|"]
+        for name in names:
+            nbytes = json.loads((out_dir / "data" / f"{name}.json").read_text())["bytes"]
+            floor = results.get((name, n, "floor"), {}).get("median_ms")
+            cells, best = [], None
+            for s in systems:
+                if s == "floor":
+                    continue
+                r = results.get((name, n, s), {})
+                if "median_ms" not in r:
+                    cells.append("error")
+                    continue
+                ms = r["median_ms"]
+                mark = "" if r.get("ok", True) else " **wrong**"
+                cells.append(f"{ms:.1f} ({nbytes / ms / 1e6:.1f}){mark}")
+                if s in peers and r.get("ok") and (best is None or ms < best[1]):
+                    best = (s, ms)
+            ours = results.get((name, n, "tensor-scatter"), {}).get("median_ms")
+            ratio_peer = f"{ours / best[1]:.2f}" if ours and best else "-"
+            ratio_floor = f"{ours / floor:.2f}" if ours and floor else "-"
+            fl = f"{floor:.1f} ({nbytes / floor / 1e6:.1f})" if floor else "-"
+            lines.append(f"| {name} | {fl} | " + " | ".join(cells) +
+                         f" | {best[0] if best else '-'} | {ratio_peer} | {ratio_floor} |")
+            rows.append((name, n, best, ours, floor))
+        lines.append("")
+    lines += ["Cells: median ms (effective GB/s over the minimum out-of-place bytes). "
+              "`tensor-scatter` writes into a reused output (`*_out`, copy of data included); "
+              "`(in place)` scatters into a buffer already holding data (the copy is not timed), "
+              "a separate column, not a peer."]
+    (out_dir / "table.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, len(threads), figsize=(7 * len(threads), 4.5), squeeze=False)
+        for ax, n in zip(axes[0], threads):
+            xs = np.arange(len(names))
+            shown = [s for s in systems if s != "floor"]
+            width = 0.8 / len(shown)
+            for j, s in enumerate(shown):
+                ratio = []
+                for name in names:
+                    r = results.get((name, n, s), {})
+                    floor = results.get((name, n, "floor"), {}).get("median_ms")
+                    ratio.append(r["median_ms"] / floor if "median_ms" in r and floor else 0)
+                ax.bar(xs + j * width, ratio, width, label=s)
+            ax.axhline(1.0, color="k", lw=0.8)
+            ax.set_yscale("log")
+            ax.set_xticks(xs + 0.4 - width / 2, names)
+            ax.set_ylabel("time / memory-bandwidth floor (lower is better)")
+            ax.set_title(f"{n} thread(s)")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out_dir / "chart.png", dpi=110)
+    except Exception as e:  # noqa: BLE001
+        print("chart skipped:", e)
+
+
+if __name__ == "__main__":
+    main()
