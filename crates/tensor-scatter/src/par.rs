@@ -95,6 +95,7 @@ pub fn default_threads() -> usize {
 
 /// How many tasks to cut `bytes` of work into for `threads` threads: 1 below the thresholds,
 /// else a few per thread (for balance) but none smaller than [`MIN_TASK_BYTES`].
+#[allow(clippy::absurd_extreme_comparisons)] // the threshold is 0 in the unit-test build
 pub(crate) fn task_count(threads: usize, bytes: usize, per_thread: usize) -> usize {
     if threads <= 1 || bytes < MIN_PARALLEL_BYTES {
         return 1;

@@ -315,28 +315,6 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
     });
 }
 
-#[cfg(test)]
-mod tests {
-    use super::split;
-
-    #[test]
-    fn split_covers_everything_once_with_aligned_cuts() {
-        for total in [0usize, 1, 15, 16, 17, 1000, 4097] {
-            for parts in 1..9 {
-                let mut next = 0;
-                for t in 0..parts {
-                    let (a, b) = split(total, parts, t, 16);
-                    assert_eq!(a, next);
-                    assert!(a <= b);
-                    assert!(b == total || b % 16 == 0);
-                    next = b;
-                }
-                assert_eq!(next, total);
-            }
-        }
-    }
-}
-
 /// One chunk's updates, bucketed by destination block, in index order. An entry is the cell's
 /// offset inside its block and the update's bits: one `u64` (`offset << 32 | bits`) for
 /// types of at most 4 bytes, two (`offset`, `bits`) for 8-byte types. The vectors come from,
@@ -519,4 +497,26 @@ fn bucket_range<T: Element, I: IndexInt>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn split_covers_everything_once_with_aligned_cuts() {
+        for total in [0usize, 1, 15, 16, 17, 1000, 4097] {
+            for parts in 1..9 {
+                let mut next = 0;
+                for t in 0..parts {
+                    let (a, b) = split(total, parts, t, 16);
+                    assert_eq!(a, next);
+                    assert!(a <= b);
+                    assert!(b == total || b % 16 == 0);
+                    next = b;
+                }
+                assert_eq!(next, total);
+            }
+        }
+    }
 }

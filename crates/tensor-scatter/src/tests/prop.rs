@@ -526,9 +526,9 @@ pub(crate) fn check_case(case: &Case) -> std::result::Result<(), String> {
     let (dtype, index_dtype) = match (case.dtype, case.index_dtype) {
         (d, i @ (DType::I64 | DType::I32)) => (d, i),
         (DType::F32 | DType::I8, i) => (case.dtype, i),
-        (d, i) if (d as usize + i as usize) % 2 == 0 => (d, DType::I64),
+        (d, i) if (d as usize + i as usize).is_multiple_of(2) => (d, DType::I64),
         (_, i) => (
-            if i as usize % 2 == 0 {
+            if (i as usize).is_multiple_of(2) {
                 DType::F32
             } else {
                 DType::I8
