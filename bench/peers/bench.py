@@ -296,7 +296,6 @@ def write_report(results, names, threads, systems, out_dir, scale):
     lines = [f"Generated {time.strftime('%Y-%m-%d %H:%M')} by `bench/peers/run` on "
              f"{platform.machine()}, {os.cpu_count()} CPUs; scale {scale}.", "",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()), ""]
-    rows = []
     for n in threads:
         lines += [f"### {n} thread{'s' if n > 1 else ''}", "",
                   "| workload | floor | " + " | ".join(s for s in systems if s != "floor") +
@@ -324,7 +323,6 @@ def write_report(results, names, threads, systems, out_dir, scale):
             fl = f"{floor:.1f} ({nbytes / floor / 1e6:.1f})" if floor else "-"
             lines.append(f"| {name} | {fl} | " + " | ".join(cells) +
                          f" | {best[0] if best else '-'} | {ratio_peer} | {ratio_floor} |")
-            rows.append((name, n, best, ours, floor))
         lines.append("")
     lines += ["Cells: median ms (effective GB/s over the minimum out-of-place bytes). "
               "`tensor-scatter` writes into a reused output (`*_out`, copy of data included); "

@@ -336,6 +336,22 @@ fn typed_view<'a, T: Element>(
     })
 }
 
+fn typed_view_mut<'a, T: Element>(
+    t: &'a mut DynTensor,
+    op: ScatterOp,
+    arg: &'static str,
+) -> Result<TensorViewMut<'a, T>> {
+    let got = t.dtype();
+    t.view_mut::<T>().ok_or_else(|| {
+        Error::new(ErrorKind::DTypeMismatch {
+            op: op.name(),
+            arg,
+            expected: T::DTYPE,
+            got,
+        })
+    })
+}
+
 fn typed<T: Element, I: IndexInt + Element>(
     op: ScatterOp,
     data: &DynTensor,
@@ -363,15 +379,7 @@ fn typed_into<T: Element, I: IndexInt + Element>(
 ) -> Result<()> {
     let i = typed_view::<I>(indices, op, "indices")?;
     let u = typed_view::<T>(updates, op, "updates")?;
-    let got = dest.dtype();
-    let mut d = dest.view_mut::<T>().ok_or_else(|| {
-        Error::new(ErrorKind::DTypeMismatch {
-            op: op.name(),
-            arg: "data",
-            expected: T::DTYPE,
-            got,
-        })
-    })?;
+    let mut d = typed_view_mut::<T>(dest, op, "data")?;
     match op {
         ScatterOp::Elements => crate::scatter_elements_into(&mut d, &i, &u, opts),
         ScatterOp::Nd => crate::scatter_nd_into(&mut d, &i, &u, opts),
@@ -390,15 +398,7 @@ fn typed_out<T: Element, I: IndexInt + Element>(
     let dv = typed_view::<T>(data, op, "data")?;
     let i = typed_view::<I>(indices, op, "indices")?;
     let u = typed_view::<T>(updates, op, "updates")?;
-    let got = out.dtype();
-    let mut o = out.view_mut::<T>().ok_or_else(|| {
-        Error::new(ErrorKind::DTypeMismatch {
-            op: op.name(),
-            arg: "out",
-            expected: T::DTYPE,
-            got,
-        })
-    })?;
+    let mut o = typed_view_mut::<T>(out, op, "out")?;
     match op {
         ScatterOp::Elements => crate::scatter_elements_out(&dv, &i, &u, &mut o, opts),
         ScatterOp::Nd => crate::scatter_nd_out(&dv, &i, &u, &mut o, opts),

@@ -174,6 +174,9 @@ pub(crate) struct RangeJob<'a, T> {
     /// Destination offset of each tuple relative to its outer block (`skip` = dropped).
     pub(crate) resolved: &'a [isize],
     pub(crate) skip: isize,
+    /// Lowest and highest non-skipped entry of `resolved` ([`rel_range`]), computed once per
+    /// call rather than once per task.
+    pub(crate) rel_range: Option<(isize, isize)>,
     /// Runs inside one slice: `run_len` cells contiguous in both operands, repeated over
     /// `run_shape` with these strides.
     pub(crate) run_len: usize,
@@ -200,17 +203,9 @@ impl<T> RangeJob<'_, T> {
     /// Calls `f(dest_pos, upd_pos, len)` for the part inside `[lo, hi)` of every run, in
     /// application order.
     fn walk_owned(&self, lo: isize, hi: isize, mut f: impl FnMut(usize, usize, usize)) {
-        if self.run_count == 0 || self.resolved.is_empty() {
-            return;
-        }
-        let (mut rmin, mut rmax) = (isize::MAX, isize::MIN);
-        for &r in self.resolved.iter().filter(|&&r| r != self.skip) {
-            rmin = rmin.min(r);
-            rmax = rmax.max(r);
-        }
-        if rmin > rmax {
-            return; // every tuple was dropped
-        }
+        let Some((rmin, rmax)) = self.rel_range.filter(|_| self.run_count > 0) else {
+            return; // no runs, no tuples, or every tuple dropped
+        };
         let outer_n: usize = self.outer_shape.iter().product();
         let mut outer = Odometer::new(
             self.outer_shape,
@@ -259,6 +254,13 @@ impl<T> RangeJob<'_, T> {
             }
         }
     }
+}
+
+/// The lowest and highest entry of `resolved` other than `skip`; `None` when there is none.
+pub(crate) fn rel_range(resolved: &[isize], skip: isize) -> Option<(isize, isize)> {
+    let mut kept = resolved.iter().copied().filter(|&r| r != skip);
+    let first = kept.next()?;
+    Some(kept.fold((first, first), |(lo, hi), r| (lo.min(r), hi.max(r))))
 }
 
 /// Runs a generic validated plan with destination-range tasks.

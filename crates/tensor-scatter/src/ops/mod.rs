@@ -600,6 +600,40 @@ fn flat_index_error<I: IndexInt>(
     index_error(plan.op, fault, position, value, comp)
 }
 
+/// Runs `$body` with `$C` bound to the combiner of reduction `$r` (`mean` never reaches the
+/// fast kernels: it keeps per-cell counts and runs on the sequential engine).
+macro_rules! with_combiner {
+    ($r:expr, $C:ident => $body:expr) => {
+        match $r {
+            Reduction::None => {
+                type $C = Assign;
+                $body
+            }
+            Reduction::Add => {
+                type $C = AddC;
+                $body
+            }
+            Reduction::Sub => {
+                type $C = SubC;
+                $body
+            }
+            Reduction::Mul => {
+                type $C = MulC;
+                $body
+            }
+            Reduction::Min => {
+                type $C = MinC;
+                $body
+            }
+            Reduction::Max => {
+                type $C = MaxC;
+                $body
+            }
+            Reduction::Mean => unreachable!("mean runs on the sequential engine"),
+        }
+    };
+}
+
 /// Runs a fast kernel. `src`, when given, is the contiguous `data` whose copy the kernel
 /// fuses into its tasks (the destination is then contiguous too).
 #[allow(clippy::too_many_arguments)]
@@ -628,28 +662,7 @@ fn run_fast<T: Element, I: IndexInt>(
             };
             let buckets = fast::radix_bucket(&job, block_cells, threads)
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
-            let b = &buckets;
-            match r {
-                Reduction::None => {
-                    fast::radix_apply::<T, Assign>(g, b, src, dest, block_cells, threads)
-                }
-                Reduction::Add => {
-                    fast::radix_apply::<T, AddC>(g, b, src, dest, block_cells, threads)
-                }
-                Reduction::Sub => {
-                    fast::radix_apply::<T, SubC>(g, b, src, dest, block_cells, threads)
-                }
-                Reduction::Mul => {
-                    fast::radix_apply::<T, MulC>(g, b, src, dest, block_cells, threads)
-                }
-                Reduction::Min => {
-                    fast::radix_apply::<T, MinC>(g, b, src, dest, block_cells, threads)
-                }
-                Reduction::Max => {
-                    fast::radix_apply::<T, MaxC>(g, b, src, dest, block_cells, threads)
-                }
-                Reduction::Mean => unreachable!("mean runs on the sequential engine"),
-            }
+            with_combiner!(r, C => fast::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
             Ok(())
         }
         Prepared::Elem(g) => {
@@ -661,15 +674,7 @@ fn run_fast<T: Element, I: IndexInt>(
                 policy: opts.index_policy,
                 fill,
             };
-            match r {
-                Reduction::None => fast::elements::<T, I, Assign>(&job, dest, threads),
-                Reduction::Add => fast::elements::<T, I, AddC>(&job, dest, threads),
-                Reduction::Sub => fast::elements::<T, I, SubC>(&job, dest, threads),
-                Reduction::Mul => fast::elements::<T, I, MulC>(&job, dest, threads),
-                Reduction::Min => fast::elements::<T, I, MinC>(&job, dest, threads),
-                Reduction::Max => fast::elements::<T, I, MaxC>(&job, dest, threads),
-                Reduction::Mean => unreachable!("mean runs on the sequential engine"),
-            }
+            with_combiner!(r, C => fast::elements::<T, I, C>(&job, dest, threads));
             Ok(())
         }
         Prepared::Ranges(resolved) => {
@@ -694,6 +699,7 @@ fn run_fast<T: Element, I: IndexInt>(
                 upd_tuple: &plan.upd_tuple,
                 resolved,
                 skip: SKIP,
+                rel_range: fast::rel_range(resolved, SKIP),
                 run_len: runs.len,
                 run_shape: &runs.shape,
                 run_dest: &runs.dest,
@@ -713,15 +719,7 @@ fn run_fast<T: Element, I: IndexInt>(
                 src,
                 fill,
             };
-            match r {
-                Reduction::None => fast::ranges::<T, Assign>(&job, dest, threads),
-                Reduction::Add => fast::ranges::<T, AddC>(&job, dest, threads),
-                Reduction::Sub => fast::ranges::<T, SubC>(&job, dest, threads),
-                Reduction::Mul => fast::ranges::<T, MulC>(&job, dest, threads),
-                Reduction::Min => fast::ranges::<T, MinC>(&job, dest, threads),
-                Reduction::Max => fast::ranges::<T, MaxC>(&job, dest, threads),
-                Reduction::Mean => unreachable!("mean runs on the sequential engine"),
-            }
+            with_combiner!(r, C => fast::ranges::<T, C>(&job, dest, threads));
             Ok(())
         }
     }
