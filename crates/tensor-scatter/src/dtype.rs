@@ -152,7 +152,7 @@ mod private {
 /// // Arithmetic NaN results are the positive quiet NaN, whatever the operands' NaN bits.
 /// assert_eq!(Element::add(f32::INFINITY, f32::NEG_INFINITY).to_bits(), f32::NAN.to_bits());
 /// ```
-pub trait Element: private::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
+pub trait Element: private::Sealed + Copy + Default + Send + Sync + fmt::Debug + 'static {
     /// The runtime tag.
     const DTYPE: DType;
     /// Whether `mean` is defined (false for bool only).

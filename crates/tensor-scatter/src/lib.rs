@@ -78,6 +78,10 @@ pub use dynamic::{Buffer, DynTensor, ScatterOp, scatter_dyn, scatter_dyn_into, s
 pub use error::{Error, ErrorKind, Result};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 pub use ops::ScatterOptions;
+pub use ops::gather::{
+    GatherOptions, GatherOutOfRange, gather, gather_elements, gather_elements_into, gather_into,
+    gather_nd, gather_nd_into,
+};
 pub use ops::scatter_elements::{scatter_elements, scatter_elements_into, scatter_elements_out};
 pub use ops::scatter_nd::{scatter_nd, scatter_nd_into, scatter_nd_out};
 pub use ops::scatter_update::{scatter_update, scatter_update_into, scatter_update_out};

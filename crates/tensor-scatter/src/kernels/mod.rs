@@ -10,6 +10,7 @@
 //! ever wrong), so the whole test suite can run over checked access.
 
 pub(crate) mod fast;
+pub(crate) mod gather;
 
 use std::marker::PhantomData;
 
@@ -98,6 +99,22 @@ impl<'a, T: Copy> DestPtr<'a, T> {
             );
         } else {
             debug_assert!(i <= self.len && n <= self.len - i);
+        }
+    }
+
+    /// The same buffer, as cells of `U` (the byte-width kernels move every dtype as the
+    /// unsigned integer of its size).
+    ///
+    /// # Safety
+    /// `size_of::<U>() == size_of::<T>()` and `align_of::<U>() <= align_of::<T>()`, and the
+    /// caller writes only bit patterns that are valid values of `T` (bits read from `T`s).
+    pub(crate) unsafe fn cast<U>(self) -> DestPtr<'a, U> {
+        assert!(std::mem::size_of::<U>() == std::mem::size_of::<T>());
+        assert!(std::mem::align_of::<U>() <= std::mem::align_of::<T>());
+        DestPtr {
+            ptr: self.ptr.cast::<U>(),
+            len: self.len,
+            _borrow: PhantomData,
         }
     }
 

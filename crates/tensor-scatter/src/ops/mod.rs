@@ -14,6 +14,7 @@
 //! The data path is plan (shapes only) → index pass (reads every index, returns an error
 //! before anything is written) → kernel (infallible).
 
+pub(crate) mod gather;
 pub(crate) mod scatter_elements;
 pub(crate) mod scatter_nd;
 pub(crate) mod scatter_update;
@@ -440,7 +441,7 @@ pub(crate) fn is_contiguous(l: &Layout) -> bool {
 }
 
 /// The elements of a contiguous view as one slice, in row-major order.
-fn contiguous_data<'a, T>(v: &TensorView<'a, T>) -> Option<&'a [T]> {
+pub(crate) fn contiguous_data<'a, T>(v: &TensorView<'a, T>) -> Option<&'a [T]> {
     if !is_contiguous(&v.layout) {
         return None;
     }

@@ -323,3 +323,6 @@ pub fn scatter_update<T: Element, I: IndexInt>(
     }
     Ok(apply(data, contributions, opts))
 }
+
+mod gather;
+pub use gather::{gather, gather_elements, gather_nd};

@@ -1,1 +1,2 @@
+mod gather_prop;
 mod prop;

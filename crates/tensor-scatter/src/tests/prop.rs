@@ -19,9 +19,9 @@ pub(crate) trait Small: Element {
     fn small(v: i64) -> Self;
 }
 
-const NAN: i64 = 1000;
+pub(crate) const NAN: i64 = 1000;
 const INF: i64 = 1001;
-const NEG_INF: i64 = 1002;
+pub(crate) const NEG_INF: i64 = 1002;
 const NEG_ZERO: i64 = 1003;
 
 fn special_f64(v: i64) -> f64 {
@@ -115,7 +115,7 @@ pub(crate) struct Case {
     pub(crate) layouts: [u8; 3],
 }
 
-const INDEX_DTYPES: [DType; 8] = [
+pub(crate) const INDEX_DTYPES: [DType; 8] = [
     DType::I64,
     DType::I32,
     DType::I16,
@@ -126,7 +126,7 @@ const INDEX_DTYPES: [DType; 8] = [
     DType::U8,
 ];
 
-fn dims(rng: &mut Rng, rank: usize, max: u64) -> Vec<usize> {
+pub(crate) fn dims(rng: &mut Rng, rank: usize, max: u64) -> Vec<usize> {
     (0..rank)
         .map(|_| {
             if rng.chance(6) {
@@ -139,7 +139,7 @@ fn dims(rng: &mut Rng, rank: usize, max: u64) -> Vec<usize> {
 }
 
 /// An index value for a dimension of `size`: mostly valid, sometimes negative or outside.
-fn index_value(rng: &mut Rng, size: usize, hot: usize, clean: bool) -> i128 {
+pub(crate) fn index_value(rng: &mut Rng, size: usize, hot: usize, clean: bool) -> i128 {
     let s = size as i128;
     match rng.below(if clean { 16 } else { 20 }) {
         0..=9 if size > 0 => rng.below(size as u64) as i128,
@@ -354,7 +354,7 @@ pub(crate) fn error_key(e: &Error) -> String {
     }
 }
 
-fn first_difference<T: Element>(want: &[T], got: &[T]) -> String {
+pub(crate) fn first_difference<T: Element>(want: &[T], got: &[T]) -> String {
     match want
         .iter()
         .zip(got)
@@ -371,7 +371,7 @@ fn first_difference<T: Element>(want: &[T], got: &[T]) -> String {
     }
 }
 
-fn bits<T: Element>(v: &[T]) -> Vec<u64> {
+pub(crate) fn bits<T: Element>(v: &[T]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits_u64()).collect()
 }
 
@@ -522,10 +522,10 @@ fn check_forms<T: Small, I: SmallIndex>(
 /// Every data dtype runs with i64 and i32 indices, every index dtype with f32 and i8 data: the
 /// full 13 × 8 product would compile 104 copies of every kernel into the test binary without
 /// covering anything more (the kernels handle indices and values independently).
-pub(crate) fn check_case(case: &Case) -> std::result::Result<(), String> {
-    let (dtype, index_dtype) = match (case.dtype, case.index_dtype) {
+pub(crate) fn test_pair(dtype: DType, index_dtype: DType) -> (DType, DType) {
+    match (dtype, index_dtype) {
         (d, i @ (DType::I64 | DType::I32)) => (d, i),
-        (DType::F32 | DType::I8, i) => (case.dtype, i),
+        (DType::F32 | DType::I8, i) => (dtype, i),
         (d, i) if (d as usize + i as usize).is_multiple_of(2) => (d, DType::I64),
         (_, i) => (
             if (i as usize).is_multiple_of(2) {
@@ -535,7 +535,11 @@ pub(crate) fn check_case(case: &Case) -> std::result::Result<(), String> {
             },
             i,
         ),
-    };
+    }
+}
+
+pub(crate) fn check_case(case: &Case) -> std::result::Result<(), String> {
+    let (dtype, index_dtype) = test_pair(case.dtype, case.index_dtype);
     let mut case = case.clone();
     case.dtype = dtype;
     case.index_dtype = index_dtype;
@@ -564,7 +568,7 @@ fn run_index<T: Small>(case: &Case) -> std::result::Result<(), String> {
     }
 }
 
-fn cases() -> u32 {
+pub(crate) fn cases() -> u32 {
     std::env::var("TS_PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
