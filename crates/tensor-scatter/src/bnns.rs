@@ -1,5 +1,6 @@
 //! Apple Accelerate BNNS: `BNNSScatter` and `BNNSScatterND`, which scatter **in place into the
-//! output** (its existing contents are the starting values) with a `BNNSReduceFunction`.
+//! output** (its existing contents are the starting values) with a `BNNSReduceFunction`, and
+//! `BNNSGather` / `BNNSGatherND`, which gather into a caller-allocated output.
 //!
 //! `BNNSScatter` has two index modes, chosen by the index shape: indices with the input's
 //! shape scatter element-wise along `axis` (ScatterElements); 1-D indices move whole slices
@@ -24,8 +25,8 @@
 //! ```
 
 use crate::{
-    DType, DynTensor, Error, ErrorKind, IndexPolicy, NegativeIndices, OutOfRange, Reduction,
-    Result, ScatterOp, ScatterOptions, scatter_dyn_into,
+    DType, DynGatherOptions, DynTensor, Error, ErrorKind, GatherOp, IndexPolicy, NegativeIndices,
+    OutOfRange, Reduction, Result, ScatterOp, ScatterOptions, gather_dyn_into, scatter_dyn_into,
 };
 
 /// Every member of `BNNSReduceFunction`, with its C value.
@@ -242,4 +243,89 @@ pub fn scatter_nd(
     const NAME: &str = "BNNSScatterND";
     let opts = options(0, op, output.dtype(), NAME)?;
     scatter_dyn_into(ScatterOp::Nd, output, indices, input, &opts).map_err(|e| e.with_op(NAME))
+}
+
+/// `BNNSGather(axis, input, indices, output, filter_params)`: gathers into `output`, whose
+/// shape must be the gathered shape. As for `BNNSScatter`, the index shape picks the mode:
+/// 1-D indices take whole slices along `axis` (output = input with `axis` resized to the
+/// number of indices); indices of the input's rank take elements (output = indices' shape).
+/// Negative and out-of-range indices are errors ("returns an error if any of the indices are
+/// out of range").
+///
+/// # Errors
+/// Indices neither 1-D nor of the input's rank; an output of the wrong dtype or shape; every
+/// error of [`gather_into`](crate::gather_into) / [`gather_elements_into`](crate::gather_elements_into).
+/// On error `output` is unchanged.
+///
+/// ```
+/// use tensor_scatter::{bnns, DynTensor};
+/// // Apple's example: elements 1, 3, 7, 5 of [10, 20, …, 80].
+/// let mut out = DynTensor::from_vec(vec![0.0f32; 4], &[4]).unwrap();
+/// bnns::gather(
+///     0,
+///     &DynTensor::from_vec(vec![10.0f32, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0], &[8]).unwrap(),
+///     &DynTensor::from_vec(vec![1i32, 3, 7, 5], &[4]).unwrap(),
+///     &mut out,
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<f32>(), Some(&[20.0f32, 40.0, 80.0, 60.0][..]));
+/// ```
+pub fn gather(
+    axis: usize,
+    input: &DynTensor,
+    indices: &DynTensor,
+    output: &mut DynTensor,
+) -> Result<()> {
+    const NAME: &str = "BNNSGather";
+    let mode = if indices.shape().len() == 1 {
+        GatherOp::Gather
+    } else if indices.shape().len() == input.shape().len() {
+        GatherOp::Elements
+    } else {
+        return Err(Error::shape(
+            NAME,
+            "indices",
+            format!("1-D, or of the input's rank {}", input.shape().len()),
+            indices.shape(),
+        ));
+    };
+    let axis = i64::try_from(axis).map_err(|_| {
+        Error::new(ErrorKind::AxisOutOfRange {
+            op: NAME,
+            arg: "axis",
+            axis: axis as i128,
+            rank: input.shape().len(),
+        })
+    })?;
+    let opts = DynGatherOptions::new()
+        .axis(axis)
+        .negative(NegativeIndices::Error);
+    gather_dyn_into(mode, input, indices, output, &opts).map_err(|e| e.with_op(NAME))
+}
+
+/// `BNNSGatherND(input, indices, output, filter_params)`: the last dimension of `indices`
+/// holds lookup tuples; a tuple shorter than the input's rank gathers a slice. `output` must
+/// have the gathered shape `indices[..-1] ++ input[k..]`.
+///
+/// # Errors
+/// An output of the wrong dtype or shape; every error of [`gather_nd_into`](crate::gather_nd_into)
+/// (negative indices included). On error `output` is unchanged.
+///
+/// ```
+/// use tensor_scatter::{bnns, DynTensor};
+/// // Apple's example: a one-component tuple gathers the 2 × 2 slice 1 of a 3 × 2 × 2 input.
+/// let values = vec![10.0f32, 11.0, 12.0, 13.0, 20.0, 21.0, 22.0, 23.0, 30.0, 31.0, 32.0, 33.0];
+/// let mut out = DynTensor::from_vec(vec![0.0f32; 4], &[2, 2]).unwrap();
+/// bnns::gather_nd(
+///     &DynTensor::from_vec(values, &[3, 2, 2]).unwrap(),
+///     &DynTensor::from_vec(vec![1i32], &[1]).unwrap(),
+///     &mut out,
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<f32>(), Some(&[20.0f32, 21.0, 22.0, 23.0][..]));
+/// ```
+pub fn gather_nd(input: &DynTensor, indices: &DynTensor, output: &mut DynTensor) -> Result<()> {
+    const NAME: &str = "BNNSGatherND";
+    let opts = DynGatherOptions::new().negative(NegativeIndices::Error);
+    gather_dyn_into(GatherOp::Nd, input, indices, output, &opts).map_err(|e| e.with_op(NAME))
 }

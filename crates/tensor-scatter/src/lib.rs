@@ -74,7 +74,10 @@ pub mod reference;
 mod tests;
 
 pub use dtype::{DType, Element};
-pub use dynamic::{Buffer, DynTensor, ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
+pub use dynamic::{
+    Buffer, DynGatherOptions, DynTensor, GatherOp, ScatterOp, gather_dyn, gather_dyn_into,
+    scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 pub use ops::ScatterOptions;

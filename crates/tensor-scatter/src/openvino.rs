@@ -1,5 +1,6 @@
-//! OpenVINO: `ScatterUpdate-3` (whole slices along an axis given as a tensor) and
-//! `ScatterElementsUpdate-12` (element-wise, with `reduction` and `use_init_val`).
+//! OpenVINO: `ScatterUpdate-3` (whole slices along an axis given as a tensor),
+//! `ScatterElementsUpdate-12` (element-wise, with `reduction` and `use_init_val`), and the
+//! gathers `Gather-8`, `GatherElements-6` and `GatherND-8`.
 //!
 //! ```
 //! use tensor_scatter::{openvino, DynTensor};
@@ -15,8 +16,9 @@
 
 use crate::dynamic::integer_scalar;
 use crate::{
-    DynTensor, Error, ErrorKind, IndexPolicy, NegativeIndices, OutOfRange, Reduction, Result,
-    ScatterOp, ScatterOptions, scatter_dyn,
+    DynGatherOptions, DynTensor, Error, ErrorKind, GatherOp, GatherOutOfRange, IndexPolicy,
+    NegativeIndices, OutOfRange, Reduction, Result, ScatterOp, ScatterOptions, gather_dyn,
+    scatter_dyn,
 };
 
 /// Reads the `axis` input: an integer scalar or 1-element 1-D tensor.
@@ -132,4 +134,86 @@ pub fn scatter_elements_update(
         .reduction(reduction)
         .include_self(use_init_val);
     scatter_dyn(ScatterOp::Elements, data, indices, updates, &opts).map_err(|e| e.with_op(OP))
+}
+
+/// `Gather-8`: whole slices along `axis` (a scalar or 1-element tensor) with `batch_dims`
+/// (negative counts from indices' rank). Negative indices count from the end; **out-of-range
+/// indices gather zeros** (the spec's rule), never an error.
+///
+/// # Errors
+/// A non-integer or multi-element `axis`; every shape error of [`gather`](crate::gather).
+///
+/// ```
+/// use tensor_scatter::{openvino, DynTensor};
+/// // The spec's example: indices [3, 10, -20] gather [4, 0, 0].
+/// let out = openvino::gather(
+///     &DynTensor::from_vec(vec![1i32, 2, 3, 4, 5], &[5]).unwrap(),
+///     &DynTensor::from_vec(vec![3i64, 10, -20], &[3]).unwrap(),
+///     &DynTensor::from_vec(vec![0i64], &[]).unwrap(),
+///     0,
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<i32>(), Some(&[4, 0, 0][..]));
+/// ```
+pub fn gather(
+    data: &DynTensor,
+    indices: &DynTensor,
+    axis: &DynTensor,
+    batch_dims: i64,
+) -> Result<DynTensor> {
+    const OP: &str = "Gather-8";
+    let opts = DynGatherOptions::new()
+        .axis(axis_value(OP, axis)?)
+        .batch_dims(batch_dims)
+        .out_of_range(GatherOutOfRange::Fill);
+    gather_dyn(GatherOp::Gather, data, indices, &opts).map_err(|e| e.with_op(OP))
+}
+
+/// `GatherElements-6`: element-wise along the `axis` attribute; indices must lie in
+/// `[0, data.shape[axis] - 1]` (negative values are an error, as the spec's range says).
+///
+/// # Errors
+/// Every error of [`gather_elements`](crate::gather_elements), a negative index included.
+///
+/// ```
+/// use tensor_scatter::{openvino, DynTensor};
+/// let out = openvino::gather_elements(
+///     &DynTensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2]).unwrap(),
+///     &DynTensor::from_vec(vec![1i32, 0], &[1, 2]).unwrap(),
+///     0,
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<i32>(), Some(&[3, 2][..]));
+/// ```
+pub fn gather_elements(data: &DynTensor, indices: &DynTensor, axis: i64) -> Result<DynTensor> {
+    const OP: &str = "GatherElements-6";
+    let opts = DynGatherOptions::new()
+        .axis(axis)
+        .negative(NegativeIndices::Error);
+    gather_dyn(GatherOp::Elements, data, indices, &opts).map_err(|e| e.with_op(OP))
+}
+
+/// `GatherND-8`: index tuples with `batch_dims` (batch dims kept in the output, unlike
+/// GatherND-5). Negative indices count from the end (OpenVINO ≥ 2025.3); out-of-range
+/// indices are an error.
+///
+/// # Errors
+/// Every error of [`gather_nd`](crate::gather_nd). Batch dims must be equal (the spec also
+/// accepts broadcastable ones; we do not broadcast).
+///
+/// ```
+/// use tensor_scatter::{openvino, DynTensor};
+/// // The spec's example 2: slices [[3, 4], [1, 2]].
+/// let out = openvino::gather_nd(
+///     &DynTensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap(),
+///     &DynTensor::from_vec(vec![1i64, 0], &[2, 1]).unwrap(),
+///     0,
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<f32>(), Some(&[3.0f32, 4.0, 1.0, 2.0][..]));
+/// ```
+pub fn gather_nd(data: &DynTensor, indices: &DynTensor, batch_dims: i64) -> Result<DynTensor> {
+    const OP: &str = "GatherND-8";
+    let opts = DynGatherOptions::new().batch_dims(batch_dims);
+    gather_dyn(GatherOp::Nd, data, indices, &opts).map_err(|e| e.with_op(OP))
 }
