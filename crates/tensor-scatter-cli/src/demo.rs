@@ -1,5 +1,6 @@
-//! `tensor-scatter demo`: every example of the five seed documents, run through the library,
-//! printed with the documented output beside ours.
+//! `tensor-scatter demo`: every example of the five seed documents, and the gather examples of
+//! the DirectML, BNNS and OpenVINO documentation, run through the library and printed with the
+//! documented output beside ours.
 
 use std::fmt::Debug;
 
@@ -345,6 +346,281 @@ fn openvino_columns() -> Outcome {
     compare("Example 2", OPENVINO, lines, expected, ours)
 }
 
+const DML_GATHER: &str = "DirectML DML_GATHER_OPERATOR_DESC";
+const DML_GATHER_ELEMENTS: &str = "DirectML DML_GATHER_ELEMENTS_OPERATOR_DESC";
+const DML_GATHER_ND: &str = "DirectML DML_GATHER_ND(1)_OPERATOR_DESC";
+const BNNS_GATHER: &str = "Apple BNNSGather / BNNSGatherND";
+const OPENVINO_GATHER: &str = "OpenVINO Gather-8 / GatherND-8";
+
+/// The indices of an example, whatever their integer dtype.
+fn show_indices(x: &DynTensor) -> String {
+    let values: Vec<i128> = if let Some(v) = x.as_slice::<u32>() {
+        v.iter().map(|&i| i128::from(i)).collect()
+    } else if let Some(v) = x.as_slice::<i32>() {
+        v.iter().map(|&i| i128::from(i)).collect()
+    } else {
+        x.as_slice::<i64>()
+            .unwrap_or(&[])
+            .iter()
+            .map(|&i| i128::from(i))
+            .collect()
+    };
+    format!("{:<9} {:?} {values:?}", "indices", x.shape())
+}
+
+fn gather_example(
+    title: &'static str,
+    source: &'static str,
+    note: &str,
+    input: &DynTensor,
+    indices: &DynTensor,
+    ours: Result<DynTensor, tensor_scatter::Error>,
+    expected: DynTensor,
+) -> Outcome {
+    let lines = vec![
+        note.to_string(),
+        show::<f32>("input", input),
+        show_indices(indices),
+    ];
+    compare(title, source, lines, expected, ours)
+}
+
+fn f(values: &[f32], shape: &[usize]) -> DynTensor {
+    t(values.to_vec(), shape)
+}
+
+fn dml_gather_1d() -> Outcome {
+    let (input, indices) = (
+        f(&[11., 12., 13., 14.], &[4]),
+        t(vec![3u32, 1, 3, 0, 2], &[5]),
+    );
+    let ours = directml::gather(&input, &indices, 0, 1);
+    gather_example(
+        "Example 1. 1D remapping",
+        DML_GATHER,
+        "Axis 0, IndexDimensions 1: output[x] = input[indices[x]]",
+        &input,
+        &indices,
+        ours,
+        f(&[14., 12., 14., 11., 13.], &[5]),
+    )
+}
+
+fn dml_gather_rows() -> Outcome {
+    let input = f(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
+    let indices = t(vec![0u32, 1, 1, 2], &[1, 4]);
+    let ours = directml::gather(&input, &indices, 0, 1);
+    gather_example(
+        "Example 2. 2D output, 1D indices, concatenate rows",
+        DML_GATHER,
+        "Axis 0, IndexDimensions 1 (indices {1,4}: the leading 1 is ignored)",
+        &input,
+        &indices,
+        ours,
+        f(&[1., 2., 3., 4., 3., 4., 5., 6.], &[4, 2]),
+    )
+}
+
+fn dml_gather_swap_columns() -> Outcome {
+    let input = f(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
+    let indices = t(vec![1u32, 0], &[1, 2]);
+    let ours = directml::gather(&input, &indices, 1, 1);
+    let mut o = gather_example(
+        "Example 3. Axis 1, swap columns (run with IndexDimensions 1)",
+        DML_GATHER,
+        "The doc says IndexDimensions 2, but then original rank 2 + 2 - 1 = 3 dims exceed the \
+         output's DimensionCount 2 (its own rule); with 1 the documented output follows",
+        &input,
+        &indices,
+        ours,
+        f(&[2., 1., 4., 3., 6., 5.], &[3, 2]),
+    );
+    let declared = directml::gather(&input, &indices, 1, 2);
+    o.lines.push(match &declared {
+        Ok(x) => format!(
+            "as declared (IndexDimensions 2): accepted, shape {:?}",
+            x.shape()
+        ),
+        Err(e) => format!("as declared (IndexDimensions 2): error: {e}"),
+    });
+    o.pass &= declared.is_err();
+    o
+}
+
+fn dml_gather_nested_axis2() -> Outcome {
+    let input = f(&[1., 2., 3., 4., 5., 6., 7., 8., 9.], &[1, 3, 3]);
+    let indices = t(vec![0u32, 2], &[1, 1, 2]);
+    let ours = directml::gather(&input, &indices, 2, 2);
+    gather_example(
+        "Example 4. Nested indices, axis 2",
+        DML_GATHER,
+        "Axis 2, IndexDimensions 2: output[z, y, x] = input[z, indices[y, x]]",
+        &input,
+        &indices,
+        ours,
+        f(&[1., 3., 4., 6., 7., 9.], &[3, 1, 2]),
+    )
+}
+
+fn dml_gather_nested_axis1() -> Outcome {
+    let input = f(&[1., 2., 3., 4., 5., 6.], &[1, 3, 2]);
+    let indices = t(vec![0u32, 1, 1, 2], &[1, 2, 2]);
+    let ours = directml::gather(&input, &indices, 1, 2);
+    gather_example(
+        "Example 5. Nested indices, axis 1",
+        DML_GATHER,
+        "Axis 1, IndexDimensions 2: output[z, y, x] = input[indices[z, y], x]",
+        &input,
+        &indices,
+        ours,
+        f(&[1., 2., 3., 4., 3., 4., 5., 6.], &[2, 2, 2]),
+    )
+}
+
+fn dml_gather_elements() -> Outcome {
+    let input = f(&[1., 2., 3., 4., 5., 6., 7., 8., 9.], &[3, 3]);
+    let indices = t(vec![1u32, 2, 0, 2, 0, 0], &[2, 3]);
+    let ours = directml::gather_elements(&input, &indices, 0);
+    gather_example(
+        "Example: select elements vertically",
+        DML_GATHER_ELEMENTS,
+        "Axis 0: output[y, x] = input[indices[y, x], x]",
+        &input,
+        &indices,
+        ours,
+        f(&[4., 8., 3., 7., 2., 3.], &[2, 3]),
+    )
+}
+
+fn dml_gather_nd_1d() -> Outcome {
+    let (input, indices) = (f(&[0., 1., 2., 3.], &[2, 2]), t(vec![1u32, 0], &[2, 1]));
+    let ours = directml::gather_nd(&input, &indices, 2, 2, 0);
+    gather_example(
+        "Example 1. 1D remapping",
+        DML_GATHER_ND,
+        "InputDimensionCount 2, IndicesDimensionCount 2: output[y, x] = input[indices[y], x]",
+        &input,
+        &indices,
+        ours,
+        f(&[2., 3., 0., 1.], &[2, 2]),
+    )
+}
+
+fn dml_gather_nd_2d() -> Outcome {
+    let input = f(&[0., 1., 2., 3., 4., 5., 6., 7.], &[1, 2, 2, 2]);
+    let indices = t(vec![0u32, 1, 1, 0], &[1, 1, 2, 2]);
+    let ours = directml::gather_nd(&input, &indices, 3, 2, 0);
+    gather_example(
+        "Example 2. 2D remapping",
+        DML_GATHER_ND,
+        "InputDimensionCount 3, IndicesDimensionCount 2: output[y, x] = input[indices[y, 0], indices[y, 1], x]",
+        &input,
+        &indices,
+        ours,
+        f(&[2., 3., 4., 5.], &[1, 1, 2, 2]),
+    )
+}
+
+fn dml_gather_nd1_batch() -> Outcome {
+    let input = t((0..12).map(|v| v as f32).collect(), &[1, 3, 2, 2]);
+    let indices = t(vec![0u32, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0], &[1, 3, 2, 2]);
+    let ours = directml::gather_nd(&input, &indices, 3, 3, 1);
+    gather_example(
+        "GATHER_ND1 Example 2. 2D remapping with batch count",
+        DML_GATHER_ND,
+        "BatchDimensionCount 1: output[batch, x] = input[batch, indices[batch, x, 0], indices[batch, x, 1]]",
+        &input,
+        &indices,
+        ours,
+        f(&[0., 3., 7., 4., 9., 10.], &[1, 1, 3, 2]),
+    )
+}
+
+fn bnns_gather_1d() -> Outcome {
+    let input = f(&[10., 20., 30., 40., 50., 60., 70., 80.], &[8]);
+    let indices = t(vec![1i32, 3, 7, 5], &[4]);
+    let mut out = f(&[0.; 4], &[4]);
+    let ours = bnns::gather(0, &input, &indices, &mut out).map(|()| out);
+    gather_example(
+        "BNNSGather: elements of a vector",
+        BNNS_GATHER,
+        "axis 0, into a caller-allocated output of the indices' shape",
+        &input,
+        &indices,
+        ours,
+        f(&[20., 40., 80., 60.], &[4]),
+    )
+}
+
+fn bnns_gather_nd_slice() -> Outcome {
+    let input = f(
+        &[10., 11., 12., 13., 20., 21., 22., 23., 30., 31., 32., 33.],
+        &[3, 2, 2],
+    );
+    let indices = t(vec![1i32], &[1]);
+    let mut out = f(&[0.; 4], &[2, 2]);
+    let ours = bnns::gather_nd(&input, &indices, &mut out).map(|()| out);
+    gather_example(
+        "BNNSGatherND: a scalar index gathers a 2D slice",
+        BNNS_GATHER,
+        "a one-component lookup vector into a 3x2x2 input",
+        &input,
+        &indices,
+        ours,
+        f(&[20., 21., 22., 23.], &[2, 2]),
+    )
+}
+
+fn openvino_gather_fill() -> Outcome {
+    let input = f(&[1., 2., 3., 4., 5.], &[5]);
+    let indices = t(vec![3i64, 10, -20], &[3]);
+    let ours = openvino::gather(&input, &indices, &t(vec![0i64], &[]), 0);
+    gather_example(
+        "Gather-8: out-of-range indices give zeros",
+        OPENVINO_GATHER,
+        "axis 0, batch_dims 0; 10 and -20 are outside [-5, 4]",
+        &input,
+        &indices,
+        ours,
+        f(&[4., 0., 0.], &[3]),
+    )
+}
+
+fn openvino_gather_nd() -> Outcome {
+    let input = f(&[1., 2., 3., 4.], &[2, 2]);
+    let cases = [
+        (t(vec![0i64, 0, 1, 0], &[2, 2]), f(&[1., 3.], &[2])),
+        (t(vec![1i64, 0], &[2, 1]), f(&[3., 4., 1., 2.], &[2, 2])),
+        (
+            t(vec![1i64, 0], &[2, 1, 1]),
+            f(&[3., 4., 1., 2.], &[2, 1, 2]),
+        ),
+    ];
+    let mut lines = vec!["GatherND examples 1-3: elements, slices, leading index dims".into()];
+    let mut pass = true;
+    for (indices, expected) in cases {
+        let ours = openvino::gather_nd(&input, &indices, 0);
+        lines.push(show_indices(&indices));
+        lines.push(show::<f32>("expected", &expected));
+        match ours {
+            Ok(o) => {
+                lines.push(show::<f32>("ours", &o));
+                pass &= o == expected;
+            }
+            Err(e) => {
+                lines.push(format!("ours      error: {e}"));
+                pass = false;
+            }
+        }
+    }
+    Outcome {
+        title: "GatherND: elements and slices",
+        source: OPENVINO_GATHER,
+        lines,
+        pass,
+    }
+}
+
 /// Every example, in document order. The fifth seed file
 /// (`directml-scatter-elements-page.txt`) is an authorization notice with no example.
 pub(crate) fn examples() -> Vec<fn() -> Outcome> {
@@ -358,6 +634,19 @@ pub(crate) fn examples() -> Vec<fn() -> Outcome> {
         bnns_same_shape,
         openvino_shapes,
         openvino_columns,
+        dml_gather_1d,
+        dml_gather_rows,
+        dml_gather_swap_columns,
+        dml_gather_nested_axis2,
+        dml_gather_nested_axis1,
+        dml_gather_elements,
+        dml_gather_nd_1d,
+        dml_gather_nd_2d,
+        dml_gather_nd1_batch,
+        bnns_gather_1d,
+        bnns_gather_nd_slice,
+        openvino_gather_fill,
+        openvino_gather_nd,
     ]
 }
 

@@ -5,6 +5,9 @@
 //!     --updates U.npy --out O.npy [--axis N] [--reduction none|add|sub|mul|min|max|mean]
 //!     [--exclude-self] [--negative-indices wrap|error] [--out-of-range error|clamp|skip]
 //!     [--wide-accumulation] [--bf16] [--threads N] [--repeat N [--time-in-place]]
+//! tensor-scatter gather|gather-elements|gather-nd --data D.npy --indices I.npy --out O.npy
+//!     [--axis N] [--batch-dims N] [--negative-indices wrap|error]
+//!     [--out-of-range error|clamp|fill] [--fill-value V] [--bf16] [--threads N] [--repeat N]
 //! tensor-scatter demo
 //! ```
 //!
@@ -20,10 +23,11 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Instant;
 
+use tensor_scatter::half::{bf16, f16};
 use tensor_scatter::{
-    Accumulation, DynTensor, IndexPolicy, NegativeIndices, OutOfRange, Reduction, ScatterOp,
-    ScatterOptions, default_threads, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
-    set_default_threads,
+    Accumulation, DType, DynGatherOptions, DynTensor, GatherOp, GatherOutOfRange, IndexPolicy,
+    NegativeIndices, OutOfRange, Reduction, ScatterOp, ScatterOptions, default_threads, gather_dyn,
+    gather_dyn_into, scatter_dyn, scatter_dyn_into, scatter_dyn_out, set_default_threads,
 };
 
 #[derive(Parser)]
@@ -46,6 +50,13 @@ enum Command {
     /// OpenVINO ScatterUpdate-3: whole slices along --axis, indices of any rank
     /// (negative indices are an error by default).
     ScatterUpdate(OpArgs),
+    /// ONNX Gather / OpenVINO Gather-8: whole slices along --axis, indices of any rank,
+    /// optional --batch-dims.
+    Gather(GatherArgs),
+    /// ONNX GatherElements / torch gather: indices of data's rank, element-wise along --axis.
+    GatherElements(GatherArgs),
+    /// ONNX GatherND: index tuples in the last dimension of indices, optional --batch-dims.
+    GatherNd(GatherArgs),
     /// Run every example of the seed specifications and compare with the documented output.
     Demo,
 }
@@ -97,6 +108,149 @@ struct OpArgs {
     /// each run, outside the timed region), the cost when a caller donates its buffer.
     #[arg(long, requires = "repeat")]
     time_in_place: bool,
+}
+
+#[derive(Args)]
+struct GatherArgs {
+    /// Input tensor (.npy).
+    #[arg(long)]
+    data: PathBuf,
+    /// Index tensor (.npy, any integer dtype).
+    #[arg(long)]
+    indices: PathBuf,
+    /// Output file (.npy); written only on success.
+    #[arg(long)]
+    out: PathBuf,
+    /// Axis, in [-rank, rank) (gather, gather-elements).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    axis: i64,
+    /// Leading dims shared by data and indices (gather: may be negative; gather-nd).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    batch_dims: i64,
+    /// Meaning of negative indices.
+    #[arg(long, value_enum, default_value_t = NegativeArg::Wrap)]
+    negative_indices: NegativeArg,
+    /// Meaning of out-of-range indices (fill: the gathered values are --fill-value).
+    #[arg(long, value_enum, default_value_t = GatherOutOfRangeArg::Error)]
+    out_of_range: GatherOutOfRangeArg,
+    /// The value of out-of-range elements with --out-of-range fill, in data's dtype (default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    fill_value: Option<String>,
+    /// Read 2-byte void arrays ('<V2', as ml_dtypes saves bfloat16) as bfloat16.
+    #[arg(long)]
+    bf16: bool,
+    /// Threads to use (0 = every core). The result is the same for every value.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Also time the operation: after one untimed warm-up, run it N more times into one reused
+    /// output buffer and print one JSON line to stderr: median_ms, min_ms, runs, threads.
+    #[arg(long, default_value_t = 0)]
+    repeat: usize,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GatherOutOfRangeArg {
+    Error,
+    Clamp,
+    Fill,
+}
+
+/// `--fill-value` as a 0-D tensor of `dtype`, or an error when it does not parse or fit.
+fn parse_fill(text: &str, dtype: DType) -> Result<DynTensor, Failure> {
+    let bad = || {
+        Failure(format!(
+            "--fill-value: '{text}' is not a value of dtype {dtype}"
+        ))
+    };
+    let float = || text.trim().parse::<f64>().map_err(|_| bad());
+    let int = || text.trim().parse::<i128>().map_err(|_| bad());
+    macro_rules! int_fill {
+        ($t:ty) => {
+            DynTensor::from_vec(vec![<$t>::try_from(int()?).map_err(|_| bad())?], &[])
+        };
+    }
+    let t = match dtype {
+        DType::F64 => DynTensor::from_vec(vec![float()?], &[]),
+        DType::F32 => DynTensor::from_vec(vec![float()? as f32], &[]),
+        DType::F16 => DynTensor::from_vec(vec![f16::from_f64(float()?)], &[]),
+        DType::BF16 => DynTensor::from_vec(vec![bf16::from_f64(float()?)], &[]),
+        DType::I64 => int_fill!(i64),
+        DType::I32 => int_fill!(i32),
+        DType::I16 => int_fill!(i16),
+        DType::I8 => int_fill!(i8),
+        DType::U64 => int_fill!(u64),
+        DType::U32 => int_fill!(u32),
+        DType::U16 => int_fill!(u16),
+        DType::U8 => int_fill!(u8),
+        DType::Bool => DynTensor::from_vec(
+            vec![match text.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => return Err(bad()),
+            }],
+            &[],
+        ),
+    };
+    t.map_err(|e| Failure(format!("--fill-value: {e}")))
+}
+
+fn run_gather(op: GatherOp, a: &GatherArgs) -> Result<(), Failure> {
+    let read = |flag: &str, path: &PathBuf| {
+        npy::read(path, a.bf16).map_err(|e| Failure(format!("--{flag}: {e}")))
+    };
+    let data = read("data", &a.data)?;
+    let indices = read("indices", &a.indices)?;
+    let fill = a
+        .fill_value
+        .as_deref()
+        .map(|v| parse_fill(v, data.dtype()))
+        .transpose()?;
+    let opts = DynGatherOptions::new()
+        .axis(a.axis)
+        .batch_dims(a.batch_dims)
+        .negative(match a.negative_indices {
+            NegativeArg::Wrap => NegativeIndices::Wrap,
+            NegativeArg::Error => NegativeIndices::Error,
+        })
+        .out_of_range(match a.out_of_range {
+            GatherOutOfRangeArg::Error => GatherOutOfRange::Error,
+            GatherOutOfRangeArg::Clamp => GatherOutOfRange::Clamp,
+            GatherOutOfRangeArg::Fill => GatherOutOfRange::Fill,
+        })
+        .fill_value(fill);
+    set_default_threads(a.threads);
+    let out = gather_dyn(op, &data, &indices, &opts).map_err(|e| Failure(e.to_string()))?;
+    if a.repeat > 0 {
+        let mut dest = out.clone();
+        let mut times = Vec::with_capacity(a.repeat);
+        for run in 0..=a.repeat {
+            let t = Instant::now();
+            gather_dyn_into(op, &data, &indices, &mut dest, &opts)
+                .map_err(|e| Failure(e.to_string()))?;
+            let elapsed = t.elapsed();
+            if !dest.bit_eq(&out) {
+                return Err(Failure(format!(
+                    "--repeat: run {run} differs from the first result (nondeterminism)"
+                )));
+            }
+            if run > 0 {
+                times.push(elapsed.as_secs_f64() * 1e3);
+            }
+        }
+        print_timing(op.name(), "out", &times);
+    }
+    npy::write_atomic(&a.out, &out).map_err(|e| Failure(format!("--out: {e}")))
+}
+
+/// The one JSON line of `--repeat`.
+fn print_timing(op: &str, form: &str, times: &[f64]) {
+    eprintln!(
+        "{{\"op\":\"{op}\",\"form\":\"{form}\",\"median_ms\":{:.4},\"min_ms\":{:.4},\"runs\":{},\"threads\":{}}}",
+        median(times),
+        times.iter().copied().fold(f64::INFINITY, f64::min),
+        times.len(),
+        default_threads(),
+    );
 }
 
 /// Parses `--reduction` with the library's own names (none, add, sub, mul, min, max, mean).
@@ -153,14 +307,7 @@ fn run_op(op: ScatterOp, a: &OpArgs) -> Result<(), Failure> {
     if a.repeat > 0 {
         let form = if a.time_in_place { "in_place" } else { "out" };
         let times = time_runs(op, &data, &indices, &updates, &out, &opts, a)?;
-        eprintln!(
-            "{{\"op\":\"{}\",\"form\":\"{form}\",\"median_ms\":{:.4},\"min_ms\":{:.4},\"runs\":{},\"threads\":{}}}",
-            op.name(),
-            median(&times),
-            times.iter().copied().fold(f64::INFINITY, f64::min),
-            times.len(),
-            default_threads(),
-        );
+        print_timing(op.name(), form, &times);
     }
     npy::write_atomic(&a.out, &out).map_err(|e| Failure(format!("--out: {e}")))
 }
@@ -218,6 +365,9 @@ fn main() -> ExitCode {
         Command::ScatterElements(a) => run_op(ScatterOp::Elements, a),
         Command::ScatterNd(a) => run_op(ScatterOp::Nd, a),
         Command::ScatterUpdate(a) => run_op(ScatterOp::Update, a),
+        Command::Gather(a) => run_gather(GatherOp::Gather, a),
+        Command::GatherElements(a) => run_gather(GatherOp::Elements, a),
+        Command::GatherNd(a) => run_gather(GatherOp::Nd, a),
         Command::Demo => {
             return if demo::run() == 0 {
                 ExitCode::SUCCESS
