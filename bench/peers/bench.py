@@ -1,4 +1,4 @@
-"""Side-by-side scatter benchmark: tensor-scatter against its peers on identical data.
+"""Side-by-side scatter and gather benchmark: tensor-scatter against its peers on identical data.
 
 Run through ./run (which builds the environment). Every system runs in its own subprocess,
 pinned to N CPUs with its thread settings made before import; every timed run produces the
@@ -30,7 +30,8 @@ def timeit(fn, min_runs=7, max_runs=30, budget_s=3.0):
 
 
 def load(data_dir, name):
-    w = {k: np.load(data_dir / f"{name}_{k}.npy") for k in ("data", "indices", "updates", "expected")}
+    w = {k: np.load(data_dir / f"{name}_{k}.npy") for k in ("data", "indices", "updates", "expected")
+         if (data_dir / f"{name}_{k}.npy").exists()}
     w.update(json.loads((data_dir / f"{name}.json").read_text()))
     return w
 
@@ -61,7 +62,21 @@ def sys_floor(w, n):
     return best
 
 
+def gather_numpy(w):
+    d, i = w["data"], w["indices"]
+    if w["op"] == "gather":
+        out = np.empty(w["expected"].shape, d.dtype)
+        return (lambda: np.take(d, i, axis=w["axis"], out=out)), (lambda: out)
+    res = {}
+
+    def f():
+        res["out"] = np.take_along_axis(d, i, axis=w["axis"])
+    return f, lambda: res["out"]
+
+
 def sys_numpy(w, n):
+    if W.is_gather(w):
+        return gather_numpy(w)
     d, i, u = w["data"], w["indices"], w["updates"]
     out = np.empty_like(d)
     op, red = w["op"], w["reduction"]
@@ -86,6 +101,14 @@ def sys_numpy(w, n):
 def sys_torch(w, n):
     import torch
     torch.set_num_threads(n)
+    if W.is_gather(w):
+        d, i = torch.from_numpy(w["data"]), torch.from_numpy(w["indices"])
+        out = torch.empty(w["expected"].shape, dtype=d.dtype)
+        if w["op"] == "gather":
+            f = lambda: torch.index_select(d, w["axis"], i, out=out)
+        else:
+            f = lambda: torch.gather(d, w["axis"], i, out=out)
+        return f, lambda: out.numpy()
     d, i, u = (torch.from_numpy(w[k]) for k in ("data", "indices", "updates"))
     out = torch.empty_like(d)
     op, red = w["op"], w["reduction"]
@@ -108,11 +131,16 @@ def sys_torch(w, n):
 def onnx_model(w):
     import onnx
     from onnx import TensorProto, helper
-    d, i, u = w["data"], w["indices"], w["updates"]
+    d, i, u = w["data"], w["indices"], w.get("updates")
     ty = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16}[d.dtype]
     op, red = w["op"], w["reduction"]
     feeds = {"data": d, "indices": i, "updates": u}
-    if op == "scatter_elements":
+    out_shape = list(w["expected"].shape)
+    if W.is_gather(w):
+        del feeds["updates"]
+        kind = "Gather" if op == "gather" else "GatherElements"
+        node = helper.make_node(kind, ["data", "indices"], ["out"], axis=w["axis"])
+    elif op == "scatter_elements":
         node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["out"], axis=0, reduction=red)
     elif op == "scatter_nd":
         node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["out"], reduction=red)
@@ -125,7 +153,7 @@ def onnx_model(w):
         node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["out"])
     inputs = [helper.make_tensor_value_info(k, ty if k != "indices" else TensorProto.INT64, list(v.shape))
               for k, v in feeds.items()]
-    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("out", ty, list(d.shape))])
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("out", ty, out_shape)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 9
     return model, feeds
@@ -141,7 +169,7 @@ def sys_onnxruntime(w, n):
     io = sess.io_binding()
     for k, v in feeds.items():
         io.bind_ortvalue_input(k, ort.OrtValue.ortvalue_from_numpy(v))
-    out = ort.OrtValue.ortvalue_from_numpy(np.empty_like(w["data"]))
+    out = ort.OrtValue.ortvalue_from_numpy(np.empty_like(w["expected"]))
     io.bind_ortvalue_output("out", out)
     return (lambda: sess.run_with_iobinding(io)), (lambda: out.numpy())
 
@@ -149,6 +177,19 @@ def sys_onnxruntime(w, n):
 def sys_openvino(w, n):
     import openvino as ov
     import openvino.opset15 as ops
+    core = ov.Core()
+    cfg = {"INFERENCE_NUM_THREADS": n, "NUM_STREAMS": 1, "INFERENCE_PRECISION_HINT": "f32"}
+    if W.is_gather(w):
+        d, i = w["data"], w["indices"]
+        pd = ops.parameter(d.shape, d.dtype, name="data")
+        pi = ops.parameter(i.shape, np.int64, name="indices")
+        if w["op"] == "gather":
+            node = ops.gather(pd, pi, ops.constant(np.int64(w["axis"])))
+        else:
+            node = ops.gather_elements(pd, pi, w["axis"])
+        req = core.compile_model(ov.Model([node], [pd, pi]), "CPU", cfg).create_infer_request()
+        ins = {0: d, 1: i}
+        return (lambda: req.infer(ins)), (lambda: req.get_output_tensor(0).data)
     d, i, u = w["data"], w["indices"], w["updates"]
     op, red = w["op"], w["reduction"]
     pd = ops.parameter(d.shape, d.dtype, name="data")
@@ -173,6 +214,17 @@ def sys_openvino(w, n):
 def sys_jax(w, n):
     import jax, jax.numpy as jnp
     jax.config.update("jax_platforms", "cpu")
+    res = {}
+    if W.is_gather(w):
+        d, i, a = jnp.asarray(w["data"]), jnp.asarray(w["indices"]), w["axis"]
+        if w["op"] == "gather":
+            fn = jax.jit(lambda d, i: jnp.take(d, i, axis=a, mode="clip"))
+        else:
+            fn = jax.jit(lambda d, i: jnp.take_along_axis(d, i, axis=a, mode="clip"))
+
+        def g():
+            res["out"] = fn(d, i).block_until_ready()
+        return g, lambda: np.asarray(res["out"])
     d, i, u = (jnp.asarray(w[k]) for k in ("data", "indices", "updates"))
     op, red = w["op"], w["reduction"]
     if op == "scatter_elements":
@@ -190,7 +242,6 @@ def sys_jax(w, n):
         fn = jax.jit(lambda d, i, u: d.at[key(i)].add(u, indices_are_sorted=False, unique_indices=False))
     else:
         fn = jax.jit(lambda d, i, u: d.at[key(i)].set(u))
-    res = {}
 
     def f():
         res["out"] = fn(d, i, u).block_until_ready()
@@ -201,6 +252,14 @@ def sys_tensor_scatter(w, n, in_place=False, data_dir=None, name=None):
     exe = ROOT / "target" / "release" / "tensor-scatter"
     sub = w["op"].replace("_", "-")
     out = data_dir / f"{name}_ts_out.npy"
+    if W.is_gather(w):
+        cmd = [str(exe), sub, "--data", str(data_dir / f"{name}_data.npy"),
+               "--indices", str(data_dir / f"{name}_indices.npy"), "--out", str(out),
+               "--axis", str(w["axis"]), "--threads", str(n), "--repeat", "15"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr.strip())
+        return json.loads(p.stderr.strip().splitlines()[-1]), np.load(out)
     cmd = [str(exe), sub, "--data", str(data_dir / f"{name}_data.npy"),
            "--indices", str(data_dir / f"{name}_indices.npy"),
            "--updates", str(data_dir / f"{name}_updates.npy"), "--out", str(out),
@@ -277,12 +336,15 @@ def main():
     for name in names:
         w = W.make(name, a.scale)
         for k in ("data", "indices", "updates"):
-            np.save(data_dir / f"{name}_{k}.npy", w[k])
+            if k in w:
+                np.save(data_dir / f"{name}_{k}.npy", w[k])
         np.save(data_dir / f"{name}_expected.npy", W.reference(w))
         (data_dir / f"{name}.json").write_text(json.dumps(
             {k: w[k] for k in ("op", "axis", "reduction")} | {"bytes": W.min_bytes(w)}))
         for n in threads:
             for s in systems:
+                if W.is_gather(w) and s == "tensor-scatter (in place)":
+                    continue  # a gather has no in-place form
                 r = spawn(s, name, n, data_dir)
                 results[(name, n, s)] = r
                 print(f"{name} {n}T {s:28s} {r}", flush=True)

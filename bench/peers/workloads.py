@@ -6,7 +6,7 @@ exact in every summation order and all systems must agree bit for bit.
 import numpy as np
 
 # `make(name, scale)` builds one; `scale` shrinks the sizes for smoke runs.
-WORKLOADS = ["W1", "W2", "W3a", "W3b", "W4", "W5", "W6"]
+WORKLOADS = ["W1", "W2", "W3a", "W3b", "W4", "W5", "W6", "G1", "G2"]
 
 DESCRIPTIONS = {
     "W1": "ScatterElements axis 0, f32 data [4096,4096], idx [1024,4096] unique per column, none",
@@ -16,6 +16,8 @@ DESCRIPTIONS = {
     "W4": "ScatterUpdate axis 1, f32 data [1000,256,10,15], idx [125,20]",
     "W5": "1-D scatter-add, f32 data [1e6], idx [1e7] random",
     "W6": "W1 in f16",
+    "G1": "Gather (embedding lookup), f32 table [1e6,64], idx [1e5] random rows",
+    "G2": "GatherElements (take_along_axis) axis 1, f32 data [4096,4096], idx [4096,1024] random",
 }
 
 
@@ -63,11 +65,29 @@ def make(name, scale=1.0):
         idx = rng.integers(0, n, size=(k,), dtype=np.int64)
         upd = ints(rng, (k,), np.float32)
         return dict(op="scatter_elements", axis=0, reduction="add", data=data, indices=idx, updates=upd)
+    if name == "G1":
+        n, k = s(1_000_000), s(100_000)
+        data = ints(rng, (n, 64), np.float32)
+        idx = rng.integers(0, n, size=(k,), dtype=np.int64)
+        return dict(op="gather", axis=0, reduction="none", data=data, indices=idx)
+    if name == "G2":
+        n, k = s(4096), s(1024)
+        data = ints(rng, (n, n), np.float32)
+        idx = rng.integers(0, n, size=(n, k), dtype=np.int64)
+        return dict(op="gather_elements", axis=1, reduction="none", data=data, indices=idx)
     raise KeyError(name)
+
+
+def is_gather(w):
+    return w["op"].startswith("gather")
 
 
 def reference(w):
     """The expected output, by NumPy (exact: whole numbers)."""
+    if w["op"] == "gather":
+        return np.take(w["data"], w["indices"], axis=w["axis"])
+    if w["op"] == "gather_elements":
+        return np.take_along_axis(w["data"], w["indices"], axis=w["axis"])
     data, idx, upd = w["data"], w["indices"], w["updates"]
     out = data.copy()
     if w["op"] == "scatter_elements":
@@ -94,5 +114,9 @@ def reference(w):
 
 
 def min_bytes(w):
-    """Bytes an out-of-place run must move: read data + write output + read indices + updates."""
+    """Bytes an out-of-place run must move: read data + write output + read indices + updates;
+    for a gather, read the gathered values + write them + read indices."""
+    if is_gather(w):
+        out = reference(w)
+        return 2 * out.nbytes + w["indices"].nbytes
     return 2 * w["data"].nbytes + w["indices"].nbytes + w["updates"].nbytes

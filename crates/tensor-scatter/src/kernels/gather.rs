@@ -99,7 +99,57 @@ pub(crate) fn run<U: Bits, I: IndexInt>(
     }
 }
 
+/// Rows prefetched ahead by the slice kernel (random rows of a large table are latency-bound).
+const PREFETCH_ROWS: usize = 8;
+
+/// Hints the cache to load the `bytes` (at most four lines) at `p`; a no-op elsewhere.
+#[inline(always)]
+fn prefetch<U>(p: *const U, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        for line in (0..bytes.min(256)).step_by(64) {
+            // SAFETY: SSE is part of the x86_64 baseline, and a prefetch never faults and has
+            // no effect on program state whatever the address (`wrapping_add` keeps the
+            // pointer arithmetic itself defined).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>().wrapping_add(line)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, bytes);
+}
+
+/// The accepted-index resolver of `policy`, specialised for the default policy (every
+/// accepted value is in `[-s, s)` and wraps once), so the hot loops carry no policy match.
+macro_rules! with_resolver {
+    ($policy:expr, $r:ident => $body:expr) => {
+        if $policy.out_of_range == crate::index::OutOfRange::Error {
+            let $r = |v: i64, s: usize| {
+                Some(if v < 0 {
+                    (v + s as i64) as usize
+                } else {
+                    v as usize
+                })
+            };
+            $body
+        } else {
+            let policy = $policy;
+            let $r = move |v: i64, s: usize| resolve_accepted(v, s, policy);
+            $body
+        }
+    };
+}
+
 fn slices<U: Bits, I: IndexInt>(g: &SliceGeom, job: &Job<'_, U, I>, dest: DestPtr<'_, U>) {
+    with_resolver!(job.policy, r => slices_with(g, job, dest, r))
+}
+
+fn slices_with<U: Bits, I: IndexInt>(
+    g: &SliceGeom,
+    job: &Job<'_, U, I>,
+    dest: DestPtr<'_, U>,
+    resolve: impl Fn(i64, usize) -> Option<usize> + Copy + Sync,
+) {
     let rows = g.lead_n * g.tuple_n;
     if rows == 0 {
         return;
@@ -107,32 +157,50 @@ fn slices<U: Bits, I: IndexInt>(g: &SliceGeom, job: &Job<'_, U, I>, dest: DestPt
     let k = g.comps.len();
     let bytes = rows * (g.slice * std::mem::size_of::<U>() + k * std::mem::size_of::<I>());
     let tasks = task_count(job.threads, bytes, 4).min(rows);
+    // The data offset of the tuple at (l, t), or None for a filled slice.
+    let offset = |l: usize, t: usize| {
+        let ib = ((l / g.batch_div) * g.tuple_n + t) * k;
+        let mut off = Some(l * g.lead_data);
+        for (j, c) in g.comps.iter().enumerate() {
+            match (resolve(job.idx[ib + j].to_i64_sat(), c.size), off) {
+                (Some(p), Some(o)) => off = Some(o + p * c.stride),
+                _ => off = None,
+            }
+        }
+        off
+    };
+    let row_bytes = g.slice * std::mem::size_of::<U>();
+    let ahead = k == 1 && row_bytes >= 64;
     run_tasks(job.threads, tasks, |task| {
         let (r0, r1) = super::fast::split(rows, tasks, task, 1);
         let (mut l, mut t) = (r0 / g.tuple_n, r0 % g.tuple_n);
+        // A second cursor PREFETCH_ROWS ahead.
+        let pre = (r0 + PREFETCH_ROWS).min(r1);
+        let (mut pl, mut pt) = (pre / g.tuple_n, pre % g.tuple_n);
         for r in r0..r1 {
-            let ib = ((l / g.batch_div) * g.tuple_n + t) * k;
-            let mut off = l * g.lead_data;
-            let mut fill = false;
-            for (j, c) in g.comps.iter().enumerate() {
-                match resolve_accepted(job.idx[ib + j].to_i64_sat(), c.size, job.policy) {
-                    Some(p) => off += p * c.stride,
-                    None => fill = true,
+            if ahead && r + PREFETCH_ROWS < r1 {
+                if let Some(o) = offset(pl, pt) {
+                    prefetch(job.data.as_ptr().wrapping_add(o), row_bytes);
+                }
+                pt += 1;
+                if pt == g.tuple_n {
+                    pt = 0;
+                    pl += 1;
                 }
             }
             let o = r * g.slice;
-            if fill {
-                for i in o..o + g.slice {
-                    // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong to
-                    // this task alone, and lie inside the `rows * slice` cells of `dest`.
-                    unsafe { dest.set(i, job.fill) };
+            match offset(l, t) {
+                None => {
+                    for i in o..o + g.slice {
+                        // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong
+                        // to this task alone, and lie inside the `rows * slice` cells of `dest`.
+                        unsafe { dest.set(i, job.fill) };
+                    }
                 }
-            } else if g.slice == 1 {
                 // SAFETY: as above (one cell).
-                unsafe { dest.set(o, job.data[off]) };
-            } else {
+                Some(off) if g.slice == 1 => unsafe { dest.set(o, job.data[off]) },
                 // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
-                unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) };
+                Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) },
             }
             t += 1;
             if t == g.tuple_n {
@@ -148,6 +216,16 @@ fn elements<U: Bits, I: IndexInt>(
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
     n: usize,
+) {
+    with_resolver!(job.policy, r => elements_with(g, job, dest, n, r))
+}
+
+fn elements_with<U: Bits, I: IndexInt>(
+    g: &ElemGeom,
+    job: &Job<'_, U, I>,
+    dest: DestPtr<'_, U>,
+    n: usize,
+    resolve: impl Fn(i64, usize) -> Option<usize> + Copy + Sync,
 ) {
     let Some((&m, outer)) = g.shape.split_last() else {
         return;
@@ -165,6 +243,14 @@ fn elements<U: Bits, I: IndexInt>(
     let sa = g.data_strides[g.axis];
     let bytes = n * (std::mem::size_of::<U>() + std::mem::size_of::<I>());
     let tasks = task_count(job.threads, bytes, 4).min(n);
+    // Lines of the next data row to prefetch per row (0: no prefetch): only along the last
+    // axis (the data row is contiguous), for rows of 4 KiB to 64 KiB.
+    let row_bytes = g.axis_size * std::mem::size_of::<U>();
+    let pf_lines = if g.axis == last && (1 << 12..=1 << 16).contains(&row_bytes) {
+        row_bytes / 64
+    } else {
+        0
+    };
     run_tasks(job.threads, tasks, |task| {
         let (e0, e1) = super::fast::split(n, tasks, task, 1);
         // The row coordinate of e0 and the data offset of its non-axis dims.
@@ -178,12 +264,41 @@ fn elements<U: Bits, I: IndexInt>(
                 base += coord[d] * g.data_strides[d];
             }
         }
+        let advance = |coord: &mut [usize], base: &mut usize| {
+            for d in (0..last).rev() {
+                coord[d] += 1;
+                if d != g.axis {
+                    *base += g.data_strides[d];
+                }
+                if coord[d] < outer[d] {
+                    break;
+                }
+                if d != g.axis {
+                    *base -= outer[d] * g.data_strides[d];
+                }
+                coord[d] = 0;
+            }
+        };
         let mut e = e0;
         let mut col = e0 % m;
         while e < e1 {
             let end = (e + (m - col)).min(e1);
+            // Along the last axis each row reads random cells of one contiguous data row:
+            // stream the next data row into cache while this one is gathered (one line every
+            // `every` elements), so the random reads hit cache instead of memory.
+            let (mut next_coord, mut next_base) = (coord.clone(), base);
+            let every = if pf_lines > 0 {
+                advance(&mut next_coord, &mut next_base);
+                (m / pf_lines).max(1)
+            } else {
+                usize::MAX
+            };
             for (i, c) in (e..end).zip(col..) {
-                let v = match resolve_accepted(job.idx[i].to_i64_sat(), g.axis_size, job.policy) {
+                if c % every == 0 {
+                    let line = (c / every) * LINE_CELLS::<U>();
+                    prefetch(job.data.as_ptr().wrapping_add(next_base + line), 1);
+                }
+                let v = match resolve(job.idx[i].to_i64_sat(), g.axis_size) {
                     Some(p) => job.data[base + c * step + p * sa],
                     None => job.fill,
                 };
@@ -192,20 +307,13 @@ fn elements<U: Bits, I: IndexInt>(
             }
             e = end;
             col = 0;
-            // Next row: advance the odometer over the outer dims.
-            for d in (0..last).rev() {
-                coord[d] += 1;
-                if d != g.axis {
-                    base += g.data_strides[d];
-                }
-                if coord[d] < outer[d] {
-                    break;
-                }
-                if d != g.axis {
-                    base -= outer[d] * g.data_strides[d];
-                }
-                coord[d] = 0;
-            }
+            advance(&mut coord, &mut base);
         }
     });
+}
+
+/// Cells of `U` per 64-byte cache line.
+#[allow(non_snake_case)]
+const fn LINE_CELLS<U>() -> usize {
+    64 / std::mem::size_of::<U>()
 }
