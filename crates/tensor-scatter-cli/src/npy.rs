@@ -124,7 +124,8 @@ fn decode(dtype: DType, body: &[u8], big: bool) -> Result<Buffer, String> {
     macro_rules! ints {
         ($t:ty, $variant:ident) => {{
             let n = std::mem::size_of::<$t>();
-            Buffer::$variant(
+            let mut v = tensor_scatter::vec_with_huge_pages(body.len() / n);
+            v.extend(
                 body.chunks_exact(n)
                     .map(|c| {
                         let mut b = [0u8; std::mem::size_of::<$t>()];
@@ -134,9 +135,9 @@ fn decode(dtype: DType, body: &[u8], big: bool) -> Result<Buffer, String> {
                         } else {
                             <$t>::from_le_bytes(b)
                         }
-                    })
-                    .collect(),
-            )
+                    }),
+            );
+            Buffer::$variant(v)
         }};
     }
     Ok(match dtype {

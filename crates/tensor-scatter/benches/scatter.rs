@@ -3,14 +3,18 @@
 //! and updates). CI compiles them (`cargo bench --no-run`); timings belong in BENCHMARKS.md,
 //! measured side by side with the peers by `bench/peers/run`, never in tests.
 //!
+//! The gathers (`gathers/…`) report GB/s over the bytes they must move: read the gathered
+//! values, write them, read the indices.
+//!
 //! `cargo bench -p tensor-scatter --bench scatter -- 'elements/f32'` runs a subset.
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use tensor_scatter::half::f16;
 use tensor_scatter::{
-    Element, Reduction, ScatterOptions, TensorView, TensorViewMut, scatter_elements_out,
-    scatter_nd_out, scatter_update_out,
+    Element, GatherOptions, Reduction, ScatterOptions, TensorView, TensorViewMut,
+    gather_elements_into, gather_into, gather_nd_into, scatter_elements_out, scatter_nd_out,
+    scatter_update_out,
 };
 
 /// How indices are drawn.
@@ -180,7 +184,67 @@ fn rows<T: Value>(c: &mut Criterion, name: &str) {
     g.finish();
 }
 
+/// Gathers into a reused output: embedding rows (`gather` and `gather_nd` with one-component
+/// tuples) and `take_along_axis` (`gather_elements` along the last axis), per distribution.
+fn gathers<T: Value>(c: &mut Criterion, name: &str) {
+    let mut g = c.benchmark_group(format!("gathers/{name}"));
+    let (n, w, k) = (1 << 18, 64usize, 1 << 15);
+    let table: Vec<T> = (0..n * w).map(|i| T::from_i(i as i64 % 97)).collect();
+    let mut out = vec![T::from_i(0); k * w];
+    let bytes = 2 * k * w * std::mem::size_of::<T>() + k * 8;
+    g.throughput(Throughput::Bytes(bytes as u64));
+    let opts = GatherOptions::new();
+    for dist in DISTS {
+        let idx = indices(dist, k, n, 5);
+        g.bench_function(BenchmarkId::new("gather", format!("{dist:?}")), |b| {
+            b.iter(|| {
+                gather_into(
+                    &TensorView::new(&table, &[n, w]).unwrap(),
+                    &TensorView::new(&idx, &[k]).unwrap(),
+                    &mut TensorViewMut::new(&mut out, &[k, w]).unwrap(),
+                    &opts,
+                )
+                .unwrap()
+            })
+        });
+        g.bench_function(BenchmarkId::new("gather_nd", format!("{dist:?}")), |b| {
+            b.iter(|| {
+                gather_nd_into(
+                    &TensorView::new(&table, &[n, w]).unwrap(),
+                    &TensorView::new(&idx, &[k, 1]).unwrap(),
+                    &mut TensorViewMut::new(&mut out, &[k, w]).unwrap(),
+                    &opts,
+                )
+                .unwrap()
+            })
+        });
+    }
+    let (r, cols, m) = (2048usize, 2048usize, 512usize);
+    let data: Vec<T> = (0..r * cols).map(|i| T::from_i(i as i64 % 89)).collect();
+    let mut out = vec![T::from_i(0); r * m];
+    let bytes = 2 * r * m * std::mem::size_of::<T>() + r * m * 8;
+    g.throughput(Throughput::Bytes(bytes as u64));
+    let opts = GatherOptions::new().axis(1);
+    for dist in DISTS {
+        let idx = indices(dist, r * m, cols, 9);
+        g.bench_function(BenchmarkId::new("gather_elements", format!("{dist:?}")), |b| {
+            b.iter(|| {
+                gather_elements_into(
+                    &TensorView::new(&data, &[r, cols]).unwrap(),
+                    &TensorView::new(&idx, &[r, m]).unwrap(),
+                    &mut TensorViewMut::new(&mut out, &[r, m]).unwrap(),
+                    &opts,
+                )
+                .unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
 fn all(c: &mut Criterion) {
+    gathers::<f32>(c, "f32");
+    gathers::<f16>(c, "f16");
     elements::<f32>(c, "f32");
     elements::<f16>(c, "f16");
     elements::<i64>(c, "i64");

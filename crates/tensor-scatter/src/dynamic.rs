@@ -324,12 +324,12 @@ fn check_updates_dtype(op: ScatterOp, data: DType, updates: DType) -> Result<()>
 /// first, so this is their single point of truth rather than a second check).
 fn typed_view<'a, T: Element>(
     t: &'a DynTensor,
-    op: ScatterOp,
+    op: &'static str,
     arg: &'static str,
 ) -> Result<TensorView<'a, T>> {
     t.view::<T>().ok_or_else(|| {
         Error::new(ErrorKind::DTypeMismatch {
-            op: op.name(),
+            op,
             arg,
             expected: T::DTYPE,
             got: t.dtype(),
@@ -339,13 +339,13 @@ fn typed_view<'a, T: Element>(
 
 fn typed_view_mut<'a, T: Element>(
     t: &'a mut DynTensor,
-    op: ScatterOp,
+    op: &'static str,
     arg: &'static str,
 ) -> Result<TensorViewMut<'a, T>> {
     let got = t.dtype();
     t.view_mut::<T>().ok_or_else(|| {
         Error::new(ErrorKind::DTypeMismatch {
-            op: op.name(),
+            op,
             arg,
             expected: T::DTYPE,
             got,
@@ -360,9 +360,9 @@ fn typed<T: Element, I: IndexInt + Element>(
     updates: &DynTensor,
     opts: &ScatterOptions,
 ) -> Result<DynTensor> {
-    let d = typed_view::<T>(data, op, "data")?;
-    let i = typed_view::<I>(indices, op, "indices")?;
-    let u = typed_view::<T>(updates, op, "updates")?;
+    let d = typed_view::<T>(data, op.name(), "data")?;
+    let i = typed_view::<I>(indices, op.name(), "indices")?;
+    let u = typed_view::<T>(updates, op.name(), "updates")?;
     let out = match op {
         ScatterOp::Elements => scatter_elements(&d, &i, &u, opts),
         ScatterOp::Nd => scatter_nd(&d, &i, &u, opts),
@@ -378,9 +378,9 @@ fn typed_into<T: Element, I: IndexInt + Element>(
     updates: &DynTensor,
     opts: &ScatterOptions,
 ) -> Result<()> {
-    let i = typed_view::<I>(indices, op, "indices")?;
-    let u = typed_view::<T>(updates, op, "updates")?;
-    let mut d = typed_view_mut::<T>(dest, op, "data")?;
+    let i = typed_view::<I>(indices, op.name(), "indices")?;
+    let u = typed_view::<T>(updates, op.name(), "updates")?;
+    let mut d = typed_view_mut::<T>(dest, op.name(), "data")?;
     match op {
         ScatterOp::Elements => crate::scatter_elements_into(&mut d, &i, &u, opts),
         ScatterOp::Nd => crate::scatter_nd_into(&mut d, &i, &u, opts),
@@ -396,10 +396,10 @@ fn typed_out<T: Element, I: IndexInt + Element>(
     out: &mut DynTensor,
     opts: &ScatterOptions,
 ) -> Result<()> {
-    let dv = typed_view::<T>(data, op, "data")?;
-    let i = typed_view::<I>(indices, op, "indices")?;
-    let u = typed_view::<T>(updates, op, "updates")?;
-    let mut o = typed_view_mut::<T>(out, op, "out")?;
+    let dv = typed_view::<T>(data, op.name(), "data")?;
+    let i = typed_view::<I>(indices, op.name(), "indices")?;
+    let u = typed_view::<T>(updates, op.name(), "updates")?;
+    let mut o = typed_view_mut::<T>(out, op.name(), "out")?;
     match op {
         ScatterOp::Elements => crate::scatter_elements_out(&dv, &i, &u, &mut o, opts),
         ScatterOp::Nd => crate::scatter_nd_out(&dv, &i, &u, &mut o, opts),
@@ -577,8 +577,8 @@ fn typed_gather<T: Element, I: IndexInt + Element>(
     out: Option<&mut DynTensor>,
     opts: &DynGatherOptions,
 ) -> Result<Option<DynTensor>> {
-    let d = t_view::<T>(data, op, "data")?;
-    let i = t_view::<I>(indices, op, "indices")?;
+    let d = typed_view::<T>(data, op.name(), "data")?;
+    let i = typed_view::<I>(indices, op.name(), "indices")?;
     let o = typed_fill::<T>(op, opts)?;
     match out {
         None => Ok(Some(
@@ -590,15 +590,7 @@ fn typed_gather<T: Element, I: IndexInt + Element>(
             .into(),
         )),
         Some(out) => {
-            let got = out.dtype();
-            let mut ov = out.view_mut::<T>().ok_or_else(|| {
-                Error::new(ErrorKind::DTypeMismatch {
-                    op: op.name(),
-                    arg: "out",
-                    expected: T::DTYPE,
-                    got,
-                })
-            })?;
+            let mut ov = typed_view_mut::<T>(out, op.name(), "out")?;
             match op {
                 GatherOp::Gather => crate::gather_into(&d, &i, &mut ov, &o),
                 GatherOp::Elements => crate::gather_elements_into(&d, &i, &mut ov, &o),
@@ -607,21 +599,6 @@ fn typed_gather<T: Element, I: IndexInt + Element>(
             Ok(None)
         }
     }
-}
-
-fn t_view<'a, T: Element>(
-    t: &'a DynTensor,
-    op: GatherOp,
-    arg: &'static str,
-) -> Result<TensorView<'a, T>> {
-    t.view::<T>().ok_or_else(|| {
-        Error::new(ErrorKind::DTypeMismatch {
-            op: op.name(),
-            arg,
-            expected: T::DTYPE,
-            got: t.dtype(),
-        })
-    })
 }
 
 fn dispatch_gather(

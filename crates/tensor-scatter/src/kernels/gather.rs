@@ -157,10 +157,10 @@ fn slices_with<U: Bits, I: IndexInt>(
     let k = g.comps.len();
     let bytes = rows * (g.slice * std::mem::size_of::<U>() + k * std::mem::size_of::<I>());
     let tasks = task_count(job.threads, bytes, 4).min(rows);
-    // The data offset of the tuple at (l, t), or None for a filled slice.
-    let offset = |l: usize, t: usize| {
-        let ib = ((l / g.batch_div) * g.tuple_n + t) * k;
-        let mut off = Some(l * g.lead_data);
+    // The data offset of the tuple at cursor `c`, or None for a filled slice.
+    let offset = |c: &Cursor| {
+        let ib = (c.batch * g.tuple_n + c.t) * k;
+        let mut off = Some(c.l * g.lead_data);
         for (j, c) in g.comps.iter().enumerate() {
             match (resolve(job.idx[ib + j].to_i64_sat(), c.size), off) {
                 (Some(p), Some(o)) => off = Some(o + p * c.stride),
@@ -173,23 +173,18 @@ fn slices_with<U: Bits, I: IndexInt>(
     let ahead = k == 1 && row_bytes >= 64;
     run_tasks(job.threads, tasks, |task| {
         let (r0, r1) = super::fast::split(rows, tasks, task, 1);
-        let (mut l, mut t) = (r0 / g.tuple_n, r0 % g.tuple_n);
+        let mut cur = Cursor::at(r0, g);
         // A second cursor PREFETCH_ROWS ahead.
-        let pre = (r0 + PREFETCH_ROWS).min(r1);
-        let (mut pl, mut pt) = (pre / g.tuple_n, pre % g.tuple_n);
+        let mut pre = Cursor::at((r0 + PREFETCH_ROWS).min(r1), g);
         for r in r0..r1 {
             if ahead && r + PREFETCH_ROWS < r1 {
-                if let Some(o) = offset(pl, pt) {
+                if let Some(o) = offset(&pre) {
                     prefetch(job.data.as_ptr().wrapping_add(o), row_bytes);
                 }
-                pt += 1;
-                if pt == g.tuple_n {
-                    pt = 0;
-                    pl += 1;
-                }
+                pre.step(g);
             }
             let o = r * g.slice;
-            match offset(l, t) {
+            match offset(&cur) {
                 None => {
                     for i in o..o + g.slice {
                         // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong
@@ -202,13 +197,44 @@ fn slices_with<U: Bits, I: IndexInt>(
                 // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
                 Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) },
             }
-            t += 1;
-            if t == g.tuple_n {
-                t = 0;
-                l += 1;
-            }
+            cur.step(g);
         }
     });
+}
+
+/// A row position of the slice kernel: lead `l`, tuple `t`, and the batch `l / batch_div`
+/// with its remainder, all advanced without a division per row.
+struct Cursor {
+    l: usize,
+    t: usize,
+    batch: usize,
+    rem: usize,
+}
+
+impl Cursor {
+    fn at(r: usize, g: &SliceGeom) -> Cursor {
+        let l = r / g.tuple_n;
+        Cursor {
+            l,
+            t: r % g.tuple_n,
+            batch: l / g.batch_div.max(1),
+            rem: l % g.batch_div.max(1),
+        }
+    }
+
+    #[inline(always)]
+    fn step(&mut self, g: &SliceGeom) {
+        self.t += 1;
+        if self.t == g.tuple_n {
+            self.t = 0;
+            self.l += 1;
+            self.rem += 1;
+            if self.rem == g.batch_div {
+                self.rem = 0;
+                self.batch += 1;
+            }
+        }
+    }
 }
 
 fn elements<U: Bits, I: IndexInt>(
@@ -240,7 +266,6 @@ fn elements_with<U: Bits, I: IndexInt>(
     } else {
         g.data_strides[last]
     };
-    let sa = g.data_strides[g.axis];
     let bytes = n * (std::mem::size_of::<U>() + std::mem::size_of::<I>());
     let tasks = task_count(job.threads, bytes, 4).min(n);
     // Lines of the next data row to prefetch per row (0: no prefetch): only along the last
@@ -250,6 +275,18 @@ fn elements_with<U: Bits, I: IndexInt>(
         row_bytes / 64
     } else {
         0
+    };
+    let row = Row {
+        step,
+        sa: g.data_strides[g.axis],
+        size: g.axis_size,
+        fill: job.fill,
+        every: if pf_lines > 0 {
+            (m / pf_lines).max(1)
+        } else {
+            usize::MAX
+        },
+        pf_end: pf_lines * LINE_CELLS::<U>(),
     };
     run_tasks(job.threads, tasks, |task| {
         let (e0, e1) = super::fast::split(n, tasks, task, 1);
@@ -284,32 +321,85 @@ fn elements_with<U: Bits, I: IndexInt>(
         while e < e1 {
             let end = (e + (m - col)).min(e1);
             // Along the last axis each row reads random cells of one contiguous data row:
-            // stream the next data row into cache while this one is gathered (one line every
-            // `every` elements), so the random reads hit cache instead of memory.
-            let (mut next_coord, mut next_base) = (coord.clone(), base);
-            let every = if pf_lines > 0 {
-                advance(&mut next_coord, &mut next_base);
-                (m / pf_lines).max(1)
-            } else {
-                usize::MAX
-            };
-            for (i, c) in (e..end).zip(col..) {
-                if c % every == 0 {
-                    let line = (c / every) * LINE_CELLS::<U>();
-                    prefetch(job.data.as_ptr().wrapping_add(next_base + line), 1);
-                }
-                let v = match resolve(job.idx[i].to_i64_sat(), g.axis_size) {
-                    Some(p) => job.data[base + c * step + p * sa],
-                    None => job.fill,
-                };
-                // SAFETY: cells [e0, e1) belong to this task alone and lie inside `n`.
-                unsafe { dest.set(i, v) };
+            // the next data row streams into cache while this one is gathered (one line
+            // every `every` elements), so the random reads hit cache instead of memory.
+            let mut next = (coord.clone(), base);
+            if pf_lines > 0 {
+                advance(&mut next.0, &mut next.1);
             }
+            gather_row(
+                &job.idx[e..end],
+                job.data,
+                dest,
+                e,
+                col,
+                base,
+                next.1,
+                &row,
+                resolve,
+            );
             e = end;
             col = 0;
             advance(&mut coord, &mut base);
         }
     });
+}
+
+/// The per-row constants of the element kernel.
+struct Row<U> {
+    step: usize,
+    sa: usize,
+    size: usize,
+    fill: U,
+    /// Elements per prefetched line of the next row (`usize::MAX`: none).
+    every: usize,
+    /// Cells of the next row to prefetch.
+    pf_end: usize,
+}
+
+/// One row segment of the element kernel: `dest[i0 + j] = data[base + (c0 + j) * step +
+/// p * sa]` for `p` resolved from `idx[j]`, prefetching the next row from `next_base`. A
+/// function of its own so that the slices are `noalias` arguments and stay in registers.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn gather_row<U: Bits, I: IndexInt>(
+    idx: &[I],
+    data: &[U],
+    dest: DestPtr<'_, U>,
+    i0: usize,
+    c0: usize,
+    base: usize,
+    next_base: usize,
+    row: &Row<U>,
+    resolve: impl Fn(i64, usize) -> Option<usize>,
+) {
+    let (step, sa, size, fill) = (row.step, row.sa, row.size, row.fill);
+    let mut pf_col = if row.every == usize::MAX {
+        usize::MAX
+    } else {
+        c0.next_multiple_of(row.every)
+    };
+    let mut pf_cell = if pf_col == usize::MAX {
+        usize::MAX
+    } else {
+        (pf_col / row.every) * LINE_CELLS::<U>()
+    };
+    for (j, &x) in idx.iter().enumerate() {
+        let c = c0 + j;
+        if c == pf_col {
+            if pf_cell < row.pf_end {
+                prefetch(data.as_ptr().wrapping_add(next_base + pf_cell), 1);
+            }
+            pf_col += row.every;
+            pf_cell += LINE_CELLS::<U>();
+        }
+        let v = match resolve(x.to_i64_sat(), size) {
+            Some(p) => data[base + c * step + p * sa],
+            None => fill,
+        };
+        // SAFETY: the caller's task owns cells [i0, i0 + idx.len()), inside the output.
+        unsafe { dest.set(i0 + j, v) };
+    }
 }
 
 /// Cells of `U` per 64-byte cache line.

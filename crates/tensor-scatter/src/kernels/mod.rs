@@ -190,9 +190,53 @@ pub(crate) unsafe fn build_vec<T: Copy, E>(
     n: usize,
     f: impl FnOnce(DestPtr<'_, T>) -> Result<(), E>,
 ) -> Result<Vec<T>, E> {
-    let mut v = Vec::with_capacity(n);
+    let mut v = vec_with_huge_pages(n);
     f(DestPtr::spare(&mut v, n))?;
     // SAFETY: capacity is at least n, and the caller guarantees every cell was written.
     unsafe { v.set_len(n) };
     Ok(v)
+}
+
+/// Allocations from this many bytes are advised to use transparent huge pages.
+const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+
+/// An empty vector with capacity for `n` elements whose memory, when it is at least 4 MiB,
+/// the kernel is asked to back with transparent huge pages (`madvise(MADV_HUGEPAGE)` on Linux,
+/// as NumPy does for its large arrays; a hint without effect elsewhere or when THP is off).
+///
+/// The allocating operators build their outputs in such memory: a fresh 64 MB output then
+/// takes 32 page faults instead of 16,384, and random reads of a large table miss the TLB far
+/// less. It is public so that callers can give their inputs the same treatment (the CLI does).
+///
+/// ```
+/// let mut v: Vec<f32> = tensor_scatter::vec_with_huge_pages(1 << 22);
+/// assert!(v.is_empty() && v.capacity() >= 1 << 22);
+/// v.resize(1 << 22, 1.0);
+/// assert_eq!(v[12345], 1.0);
+/// ```
+pub fn vec_with_huge_pages<T>(n: usize) -> Vec<T> {
+    let v = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = n.saturating_mul(std::mem::size_of::<T>());
+        if bytes >= HUGE_PAGE_MIN_BYTES {
+            let start = v.as_ptr() as usize;
+            let first = start.next_multiple_of(4096);
+            let end = start.saturating_add(bytes) & !4095;
+            if end > first {
+                // SAFETY: the range lies inside this vector's own allocation (page-aligned
+                // inward), and MADV_HUGEPAGE changes neither contents nor validity of memory:
+                // it only tells the kernel how to back the pages on first touch. A failure
+                // (THP disabled) is harmless and ignored.
+                unsafe {
+                    libc::madvise(
+                        first as *mut libc::c_void,
+                        end - first,
+                        libc::MADV_HUGEPAGE,
+                    )
+                };
+            }
+        }
+    }
+    v
 }
