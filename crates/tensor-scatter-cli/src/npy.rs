@@ -125,18 +125,15 @@ fn decode(dtype: DType, body: &[u8], big: bool) -> Result<Buffer, String> {
         ($t:ty, $variant:ident) => {{
             let n = std::mem::size_of::<$t>();
             let mut v = tensor_scatter::vec_with_huge_pages(body.len() / n);
-            v.extend(
-                body.chunks_exact(n)
-                    .map(|c| {
-                        let mut b = [0u8; std::mem::size_of::<$t>()];
-                        b.copy_from_slice(c);
-                        if big {
-                            <$t>::from_be_bytes(b)
-                        } else {
-                            <$t>::from_le_bytes(b)
-                        }
-                    }),
-            );
+            v.extend(body.chunks_exact(n).map(|c| {
+                let mut b = [0u8; std::mem::size_of::<$t>()];
+                b.copy_from_slice(c);
+                if big {
+                    <$t>::from_be_bytes(b)
+                } else {
+                    <$t>::from_le_bytes(b)
+                }
+            }));
             Buffer::$variant(v)
         }};
     }

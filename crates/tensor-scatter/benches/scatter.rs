@@ -227,17 +227,20 @@ fn gathers<T: Value>(c: &mut Criterion, name: &str) {
     let opts = GatherOptions::new().axis(1);
     for dist in DISTS {
         let idx = indices(dist, r * m, cols, 9);
-        g.bench_function(BenchmarkId::new("gather_elements", format!("{dist:?}")), |b| {
-            b.iter(|| {
-                gather_elements_into(
-                    &TensorView::new(&data, &[r, cols]).unwrap(),
-                    &TensorView::new(&idx, &[r, m]).unwrap(),
-                    &mut TensorViewMut::new(&mut out, &[r, m]).unwrap(),
-                    &opts,
-                )
-                .unwrap()
-            })
-        });
+        g.bench_function(
+            BenchmarkId::new("gather_elements", format!("{dist:?}")),
+            |b| {
+                b.iter(|| {
+                    gather_elements_into(
+                        &TensorView::new(&data, &[r, cols]).unwrap(),
+                        &TensorView::new(&idx, &[r, m]).unwrap(),
+                        &mut TensorViewMut::new(&mut out, &[r, m]).unwrap(),
+                        &opts,
+                    )
+                    .unwrap()
+                })
+            },
+        );
     }
     g.finish();
 }

@@ -79,8 +79,8 @@ pub use dynamic::{
     scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use kernels::vec_with_huge_pages;
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
+pub use kernels::vec_with_huge_pages;
 pub use ops::ScatterOptions;
 pub use ops::gather::{
     GatherOptions, GatherOutOfRange, gather, gather_elements, gather_elements_into, gather_into,

@@ -100,7 +100,7 @@ pub(crate) fn run<U: Bits, I: IndexInt>(
 }
 
 /// Rows prefetched ahead by the slice kernel (random rows of a large table are latency-bound).
-const PREFETCH_ROWS: usize = 8;
+const PREFETCH_ROWS: usize = 16;
 
 /// Hints the cache to load the `bytes` (at most four lines) at `p`; a no-op elsewhere.
 #[inline(always)]
@@ -173,18 +173,28 @@ fn slices_with<U: Bits, I: IndexInt>(
     let ahead = k == 1 && row_bytes >= 64;
     run_tasks(job.threads, tasks, |task| {
         let (r0, r1) = super::fast::split(rows, tasks, task, 1);
-        let mut cur = Cursor::at(r0, g);
-        // A second cursor PREFETCH_ROWS ahead.
-        let mut pre = Cursor::at((r0 + PREFETCH_ROWS).min(r1), g);
+        // Offsets are resolved PREFETCH_ROWS rows ahead (and their rows prefetched), kept in
+        // a ring until their row is copied: one index read per row.
+        let mut ring = [None; PREFETCH_ROWS];
+        let mut pre = Cursor::at(r0, g);
+        let mut ahead_of = |r: usize, ring: &mut [Option<usize>; PREFETCH_ROWS]| {
+            let off = offset(&pre);
+            if let (true, Some(o)) = (ahead, off) {
+                prefetch(job.data.as_ptr().wrapping_add(o), row_bytes);
+            }
+            ring[r % PREFETCH_ROWS] = off;
+            pre.step(g);
+        };
+        for r in r0..(r0 + PREFETCH_ROWS).min(r1) {
+            ahead_of(r, &mut ring);
+        }
         for r in r0..r1 {
-            if ahead && r + PREFETCH_ROWS < r1 {
-                if let Some(o) = offset(&pre) {
-                    prefetch(job.data.as_ptr().wrapping_add(o), row_bytes);
-                }
-                pre.step(g);
+            let off = ring[r % PREFETCH_ROWS];
+            if r + PREFETCH_ROWS < r1 {
+                ahead_of(r + PREFETCH_ROWS, &mut ring);
             }
             let o = r * g.slice;
-            match offset(&cur) {
+            match off {
                 None => {
                     for i in o..o + g.slice {
                         // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong
@@ -197,7 +207,6 @@ fn slices_with<U: Bits, I: IndexInt>(
                 // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
                 Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) },
             }
-            cur.step(g);
         }
     });
 }

@@ -229,11 +229,7 @@ pub fn vec_with_huge_pages<T>(n: usize) -> Vec<T> {
                 // it only tells the kernel how to back the pages on first touch. A failure
                 // (THP disabled) is harmless and ignored.
                 unsafe {
-                    libc::madvise(
-                        first as *mut libc::c_void,
-                        end - first,
-                        libc::MADV_HUGEPAGE,
-                    )
+                    libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE)
                 };
             }
         }
