@@ -290,11 +290,7 @@ fn elements_with<U: Bits, I: IndexInt>(
         sa: g.data_strides[g.axis],
         size: g.axis_size,
         fill: job.fill,
-        every: if pf_lines > 0 {
-            (m / pf_lines).max(1)
-        } else {
-            usize::MAX
-        },
+        every: m.checked_div(pf_lines).map_or(usize::MAX, |e| e.max(1)),
         pf_end: pf_lines * LINE_CELLS::<U>(),
     };
     run_tasks(job.threads, tasks, |task| {
