@@ -9,7 +9,12 @@
 //! | [`scatter_update`] | — | — | BNNSScatter, 1-D indices | ScatterUpdate-3 | `index_copy_`, `index_add_` |
 //!
 //! Each has an out-of-place form (`output = data`, then scatter) and an `_into` form that
-//! scatters into an existing, possibly strided, destination. The [`onnx`], [`directml`],
+//! scatters into an existing, possibly strided, destination.
+//!
+//! The gather inverses, [`gather`] (with `batch_dims`), [`gather_elements`] and [`gather_nd`]
+//! (with `batch_dims`), read with the same index semantics ([`GatherOptions`]: negative indices
+//! wrap or are an error; out of range is an error, clamped, or filled with a value), in an
+//! allocating and an `_into` form. The [`onnx`], [`directml`],
 //! [`bnns`] and [`openvino`] modules speak each seed API's own vocabulary.
 //!
 //! ## What we guarantee that the specs leave undefined
