@@ -58,7 +58,23 @@ fn check_tensors(
     indices: &DynTensor,
     updates: &DynTensor,
 ) -> Result<()> {
-    for (arg, t) in [("data", input), ("indices", indices), ("updates", updates)] {
+    check_inputs(op, input, indices, Some(updates))
+}
+
+/// DimensionCount (1 to 8) of every input, the data type of `input`, `updates` sharing it
+/// (scatters), and the index type.
+fn check_inputs(
+    op: &'static str,
+    input: &DynTensor,
+    indices: &DynTensor,
+    updates: Option<&DynTensor>,
+) -> Result<()> {
+    let tensors = [
+        ("data", Some(input)),
+        ("indices", Some(indices)),
+        ("updates", updates),
+    ];
+    for (arg, t) in tensors.iter().filter_map(|(a, t)| t.map(|t| (*a, t))) {
         if !(1..=MAX_DIMENSIONS).contains(&t.shape().len()) {
             return Err(Error::rank(
                 op,
@@ -75,12 +91,14 @@ fn check_tensors(
             dtype: input.dtype(),
         }));
     }
-    if updates.dtype() != input.dtype() {
+    if let Some(u) = updates
+        && u.dtype() != input.dtype()
+    {
         return Err(Error::new(ErrorKind::DTypeMismatch {
             op,
             arg: "updates",
             expected: input.dtype(),
-            got: updates.dtype(),
+            got: u.dtype(),
         }));
     }
     if !INDEX_TYPES.contains(&indices.dtype()) {
@@ -282,17 +300,10 @@ const GATHER_ND: &str = "DML_GATHER_ND1";
 
 /// DimensionCount (1 to 8, equal for input and indices) and DataType of a gather's inputs.
 fn check_gather_tensors(op: &'static str, input: &DynTensor, indices: &DynTensor) -> Result<()> {
-    for (arg, t) in [("data", input), ("indices", indices)] {
-        if !(1..=MAX_DIMENSIONS).contains(&t.shape().len()) {
-            return Err(Error::rank(
-                op,
-                arg,
-                format!("DimensionCount in [1, {MAX_DIMENSIONS}]"),
-                t.shape().len(),
-            ));
-        }
-    }
-    if indices.shape().len() != input.shape().len() {
+    let ranks_ok = [input, indices]
+        .iter()
+        .all(|t| (1..=MAX_DIMENSIONS).contains(&t.shape().len()));
+    if ranks_ok && indices.shape().len() != input.shape().len() {
         return Err(Error::rank(
             op,
             "indices",
@@ -300,21 +311,7 @@ fn check_gather_tensors(op: &'static str, input: &DynTensor, indices: &DynTensor
             indices.shape().len(),
         ));
     }
-    if !DATA_TYPES.contains(&input.dtype()) {
-        return Err(Error::new(ErrorKind::UnsupportedDType {
-            op,
-            arg: "data",
-            dtype: input.dtype(),
-        }));
-    }
-    if !INDEX_TYPES.contains(&indices.dtype()) {
-        return Err(Error::new(ErrorKind::UnsupportedDType {
-            op,
-            arg: "indices",
-            dtype: indices.dtype(),
-        }));
-    }
-    Ok(())
+    check_inputs(op, input, indices, None)
 }
 
 /// Right-aligns a gathered shape to `rank` dimensions: leading ones are cropped while it is

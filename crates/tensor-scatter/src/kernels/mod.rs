@@ -205,8 +205,8 @@ const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// as NumPy does for its large arrays; a hint without effect elsewhere or when THP is off).
 ///
 /// The allocating operators build their outputs in such memory: a fresh 64 MB output then
-/// takes 32 page faults instead of 16,384, and random reads of a large table miss the TLB far
-/// less. It is public so that callers can give their inputs the same treatment (the CLI does).
+/// needs 32 page faults instead of 16,384. It is public so that callers can give their inputs
+/// the same treatment (the CLI does).
 ///
 /// ```
 /// let mut v: Vec<f32> = tensor_scatter::vec_with_huge_pages(1 << 22);

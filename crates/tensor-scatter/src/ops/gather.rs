@@ -459,11 +459,13 @@ fn execute<T: Element, I: IndexInt>(
     }
 }
 
-/// Plans and checks every index; returns the plan and `indices` in row-major order.
+/// Plans, checks a caller-provided output's shape (when given), then checks every index;
+/// returns the plan and `indices` in row-major order.
 fn prepare<'a, T: Element, I: IndexInt>(
     planner: Planner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'a, I>,
+    out_shape: Option<&[usize]>,
     opts: &GatherOptions<T>,
 ) -> Result<(GatherPlan, Cow<'a, [I]>)> {
     let plan = planner(
@@ -472,6 +474,16 @@ fn prepare<'a, T: Element, I: IndexInt>(
         opts.axis,
         opts.batch_dims,
     )?;
+    if let Some(got) = out_shape
+        && got != plan.out_shape
+    {
+        return Err(Error::shape(
+            plan.op,
+            "out",
+            format!("the gathered shape {:?}", plan.out_shape),
+            got,
+        ));
+    }
     let idx = flat(indices);
     validate(
         &plan,
@@ -510,7 +522,7 @@ fn run_alloc<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    let (plan, idx) = prepare(planner, data, indices, opts)?;
+    let (plan, idx) = prepare(planner, data, indices, None, opts)?;
     let out = build(&plan, data, &idx, opts);
     Ok(Tensor {
         data: out,
@@ -525,28 +537,7 @@ fn run_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    let plan = planner(
-        &data.layout.shape,
-        &indices.layout.shape,
-        opts.axis,
-        opts.batch_dims,
-    )?;
-    if out.layout.shape != plan.out_shape {
-        return Err(Error::shape(
-            plan.op,
-            "out",
-            format!("the gathered shape {:?}", plan.out_shape),
-            &out.layout.shape,
-        ));
-    }
-    let idx = flat(indices);
-    validate(
-        &plan,
-        &idx,
-        &indices.layout.shape,
-        opts.policy(),
-        opts.par.threads(),
-    )?;
+    let (plan, idx) = prepare(planner, data, indices, Some(&out.layout.shape), opts)?;
     let l = &out.layout;
     if is_contiguous(l) {
         let cells = &mut out.data[l.offset..l.offset + l.numel];

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use super::prop::{
     INDEX_DTYPES, NAN, NEG_INF, Rng, Small, SmallIndex, bits, cases, dims, embed, error_key,
-    first_difference, index_value, test_pair,
+    first_difference, index_value, run_test_pair, test_pair,
 };
 use crate::dynamic::with_dtype;
 use crate::{
@@ -301,29 +301,7 @@ fn check_case(case: &Case) -> Result<(), String> {
     let mut case = case.clone();
     case.dtype = dtype;
     case.index_dtype = index_dtype;
-    let case = &case;
-    with_dtype!(case.dtype, T => match case.index_dtype {
-        DType::I64 => run_typed::<T, i64>(case),
-        DType::I32 => run_typed::<T, i32>(case),
-        _ => match case.dtype {
-            DType::F32 => run_index::<f32>(case),
-            DType::I8 => run_index::<i8>(case),
-            _ => Err(format!("unreachable combination {:?}/{:?}", case.dtype, case.index_dtype)),
-        },
-    })
-}
-
-fn run_index<T: Small>(case: &Case) -> Result<(), String> {
-    match case.index_dtype {
-        DType::I16 => run_typed::<T, i16>(case),
-        DType::I8 => run_typed::<T, i8>(case),
-        DType::U64 => run_typed::<T, u64>(case),
-        DType::U32 => run_typed::<T, u32>(case),
-        DType::U16 => run_typed::<T, u16>(case),
-        DType::U8 => run_typed::<T, u8>(case),
-        DType::I64 => run_typed::<T, i64>(case),
-        _ => run_typed::<T, i32>(case),
-    }
+    run_test_pair!(dtype, index_dtype, run_typed, &case)
 }
 
 fn check_seed(op: Op, seed: u64) -> Result<(), TestCaseError> {

@@ -538,34 +538,42 @@ pub(crate) fn test_pair(dtype: DType, index_dtype: DType) -> (DType, DType) {
     }
 }
 
+/// Runs `$run::<T, I>($case)` for a pair already mapped by [`test_pair`]: `T` and `I` are the
+/// Rust types of `$dtype` and `$index_dtype`. (The caller imports `with_dtype`.)
+macro_rules! run_test_pair {
+    ($dtype:expr, $index_dtype:expr, $run:ident, $case:expr) => {{
+        let (d, i) = ($dtype, $index_dtype);
+        with_dtype!(d, T => match i {
+            DType::I64 => $run::<T, i64>($case),
+            DType::I32 => $run::<T, i32>($case),
+            _ => match d {
+                DType::F32 => run_test_pair!(@index f32, i, $run, $case),
+                DType::I8 => run_test_pair!(@index i8, i, $run, $case),
+                _ => Err(format!("unreachable combination {d:?}/{i:?}")),
+            },
+        })
+    }};
+    (@index $T:ty, $i:expr, $run:ident, $case:expr) => {
+        match $i {
+            DType::I16 => $run::<$T, i16>($case),
+            DType::I8 => $run::<$T, i8>($case),
+            DType::U64 => $run::<$T, u64>($case),
+            DType::U32 => $run::<$T, u32>($case),
+            DType::U16 => $run::<$T, u16>($case),
+            DType::U8 => $run::<$T, u8>($case),
+            DType::I64 => $run::<$T, i64>($case),
+            _ => $run::<$T, i32>($case),
+        }
+    };
+}
+pub(crate) use run_test_pair;
+
 pub(crate) fn check_case(case: &Case) -> std::result::Result<(), String> {
     let (dtype, index_dtype) = test_pair(case.dtype, case.index_dtype);
     let mut case = case.clone();
     case.dtype = dtype;
     case.index_dtype = index_dtype;
-    let case = &case;
-    with_dtype!(case.dtype, T => match case.index_dtype {
-        DType::I64 => run_typed::<T, i64>(case),
-        DType::I32 => run_typed::<T, i32>(case),
-        _ => match case.dtype {
-            DType::F32 => run_index::<f32>(case),
-            DType::I8 => run_index::<i8>(case),
-            _ => Err(format!("unreachable combination {:?}/{:?}", case.dtype, case.index_dtype)),
-        },
-    })
-}
-
-fn run_index<T: Small>(case: &Case) -> std::result::Result<(), String> {
-    match case.index_dtype {
-        DType::I16 => run_typed::<T, i16>(case),
-        DType::I8 => run_typed::<T, i8>(case),
-        DType::U64 => run_typed::<T, u64>(case),
-        DType::U32 => run_typed::<T, u32>(case),
-        DType::U16 => run_typed::<T, u16>(case),
-        DType::U8 => run_typed::<T, u8>(case),
-        DType::I64 => run_typed::<T, i64>(case),
-        _ => run_typed::<T, i32>(case),
-    }
+    run_test_pair!(dtype, index_dtype, run_typed, &case)
 }
 
 pub(crate) fn cases() -> u32 {
