@@ -8,8 +8,17 @@
 //! tensor-scatter gather|gather-elements|gather-nd --data D.npy --indices I.npy --out O.npy
 //!     [--axis N] [--batch-dims N] [--negative-indices wrap|error]
 //!     [--out-of-range error|clamp|fill] [--fill-value V] [--bf16] [--threads N] [--repeat N]
+//! tensor-scatter onnx OpType --input X.npy [--input Y.npy ...] --out O.npy [--attr NAME=VALUE ...]
+//! tensor-scatter batch --cases FILE
 //! tensor-scatter demo
 //! ```
+//!
+//! `onnx` runs one ONNX node through the library's `onnx` adapter, with ONNX's own inputs,
+//! attributes and dtype rules (Scatter, ScatterElements, ScatterND, Gather, GatherElements,
+//! GatherND, TensorScatter). `batch` runs many invocations in one process: each line of FILE is
+//! one command line (arguments separated by tabs, without the program name), and stdout gets one
+//! line per case, `ok` or `error: MESSAGE`, in order. The conformance and differential harnesses
+//! use it.
 //!
 //! On any error: exit status 2, one `error:` line on stderr naming the argument, and `--out`
 //! is neither created nor touched.
@@ -57,8 +66,181 @@ enum Command {
     GatherElements(GatherArgs),
     /// ONNX GatherND: index tuples in the last dimension of indices, optional --batch-dims.
     GatherNd(GatherArgs),
+    /// Run one ONNX node (op type as in ONNX) through the library's ONNX adapter.
+    Onnx(OnnxArgs),
+    /// Run many command lines (one per line of --cases, arguments separated by tabs) in one
+    /// process; print `ok` or `error: MESSAGE` per line.
+    Batch(BatchArgs),
     /// Run every example of the seed specifications and compare with the documented output.
     Demo,
+}
+
+#[derive(Args)]
+struct OnnxArgs {
+    /// ONNX op type: Scatter, ScatterElements, ScatterND, Gather, GatherElements, GatherND or
+    /// TensorScatter.
+    op_type: String,
+    /// The node's inputs in ONNX order (.npy).
+    #[arg(long = "input", required = true)]
+    inputs: Vec<PathBuf>,
+    /// Output file (.npy); written only on success.
+    #[arg(long)]
+    out: PathBuf,
+    /// A node attribute, NAME=VALUE (axis, batch_dims, reduction, mode).
+    #[arg(long = "attr", allow_hyphen_values = true)]
+    attrs: Vec<String>,
+    /// Read 2-byte void arrays ('<V2', as ml_dtypes saves bfloat16) as bfloat16.
+    #[arg(long)]
+    bf16: bool,
+}
+
+#[derive(Args)]
+struct BatchArgs {
+    /// File with one command line per line, arguments separated by tabs.
+    #[arg(long)]
+    cases: PathBuf,
+}
+
+/// The attributes of an ONNX node, with ONNX's defaults.
+struct OnnxAttrs {
+    axis: Option<i64>,
+    batch_dims: i64,
+    reduction: String,
+    mode: String,
+}
+
+fn parse_attrs(attrs: &[String]) -> Result<OnnxAttrs, Failure> {
+    let mut out = OnnxAttrs {
+        axis: None,
+        batch_dims: 0,
+        reduction: "none".into(),
+        mode: "linear".into(),
+    };
+    for a in attrs {
+        let (name, value) = a
+            .split_once('=')
+            .ok_or_else(|| Failure(format!("--attr: '{a}' is not NAME=VALUE")))?;
+        let int = || {
+            value
+                .parse::<i64>()
+                .map_err(|_| Failure(format!("--attr: {name}: '{value}' is not an integer")))
+        };
+        match name {
+            "axis" => out.axis = Some(int()?),
+            "batch_dims" => out.batch_dims = int()?,
+            "reduction" => out.reduction = value.into(),
+            "mode" => out.mode = value.into(),
+            _ => return Err(Failure(format!("--attr: unknown attribute '{name}'"))),
+        }
+    }
+    Ok(out)
+}
+
+fn run_onnx(a: &OnnxArgs) -> Result<(), Failure> {
+    use tensor_scatter::onnx;
+    let attrs = parse_attrs(&a.attrs)?;
+    let inputs = a
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| npy::read(p, a.bf16).map_err(|e| Failure(format!("--input {i}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let arity = |lo: usize, hi: usize| {
+        if (lo..=hi).contains(&inputs.len()) {
+            Ok(())
+        } else {
+            Err(Failure(format!(
+                "--input: {} takes {lo}..={hi} inputs, got {}",
+                a.op_type,
+                inputs.len()
+            )))
+        }
+    };
+    let axis0 = attrs.axis.unwrap_or(0);
+    let fail = |e: tensor_scatter::Error| Failure(e.to_string());
+    let out = match a.op_type.as_str() {
+        "Scatter" => {
+            arity(3, 3)?;
+            onnx::scatter(&inputs[0], &inputs[1], &inputs[2], axis0)
+        }
+        "ScatterElements" => {
+            arity(3, 3)?;
+            onnx::scatter_elements(&inputs[0], &inputs[1], &inputs[2], axis0, &attrs.reduction)
+        }
+        "ScatterND" => {
+            arity(3, 3)?;
+            onnx::scatter_nd(&inputs[0], &inputs[1], &inputs[2], &attrs.reduction)
+        }
+        "Gather" => {
+            arity(2, 2)?;
+            onnx::gather(&inputs[0], &inputs[1], axis0)
+        }
+        "GatherElements" => {
+            arity(2, 2)?;
+            onnx::gather_elements(&inputs[0], &inputs[1], axis0)
+        }
+        "GatherND" => {
+            arity(2, 2)?;
+            onnx::gather_nd(&inputs[0], &inputs[1], attrs.batch_dims)
+        }
+        "TensorScatter" => {
+            arity(2, 3)?;
+            onnx::tensor_scatter(
+                &inputs[0],
+                &inputs[1],
+                inputs.get(2),
+                attrs.axis.unwrap_or(-2),
+                &attrs.mode,
+            )
+        }
+        other => return Err(Failure(format!("op_type: '{other}' is not supported"))),
+    }
+    .map_err(fail)?;
+    npy::write_atomic(&a.out, &out).map_err(|e| Failure(format!("--out: {e}")))
+}
+
+/// Runs every line of `--cases` as a command line of its own; one result line per case.
+fn run_batch(a: &BatchArgs) -> Result<(), Failure> {
+    use std::io::Write;
+    let text = std::fs::read_to_string(&a.cases).map_err(|e| Failure(format!("--cases: {e}")))?;
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    for line in text.lines() {
+        let args = std::iter::once("tensor-scatter").chain(line.split('\t'));
+        let result = match Cli::try_parse_from(args) {
+            Err(e) => Err(Failure(
+                e.to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("bad command line")
+                    .into(),
+            )),
+            Ok(Cli {
+                command: Command::Batch(_) | Command::Demo,
+            }) => Err(Failure("batch runs operator commands only".into())),
+            Ok(cli) => dispatch(&cli.command),
+        };
+        let status = match result {
+            Ok(()) => "ok".to_string(),
+            Err(Failure(msg)) => format!("error: {}", msg.replace('\n', " ")),
+        };
+        writeln!(w, "{status}").map_err(|e| Failure(format!("stdout: {e}")))?;
+    }
+    w.flush().map_err(|e| Failure(format!("stdout: {e}")))
+}
+
+fn dispatch(command: &Command) -> Result<(), Failure> {
+    match command {
+        Command::ScatterElements(a) => run_op(ScatterOp::Elements, a),
+        Command::ScatterNd(a) => run_op(ScatterOp::Nd, a),
+        Command::ScatterUpdate(a) => run_op(ScatterOp::Update, a),
+        Command::Gather(a) => run_gather(GatherOp::Gather, a),
+        Command::GatherElements(a) => run_gather(GatherOp::Elements, a),
+        Command::GatherNd(a) => run_gather(GatherOp::Nd, a),
+        Command::Onnx(a) => run_onnx(a),
+        Command::Batch(a) => run_batch(a),
+        Command::Demo => Ok(()),
+    }
 }
 
 #[derive(Args)]
@@ -362,12 +544,6 @@ fn median(v: &[f64]) -> f64 {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::ScatterElements(a) => run_op(ScatterOp::Elements, a),
-        Command::ScatterNd(a) => run_op(ScatterOp::Nd, a),
-        Command::ScatterUpdate(a) => run_op(ScatterOp::Update, a),
-        Command::Gather(a) => run_gather(GatherOp::Gather, a),
-        Command::GatherElements(a) => run_gather(GatherOp::Elements, a),
-        Command::GatherNd(a) => run_gather(GatherOp::Nd, a),
         Command::Demo => {
             return if demo::run() == 0 {
                 ExitCode::SUCCESS
@@ -375,6 +551,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             };
         }
+        other => dispatch(other),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
