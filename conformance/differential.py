@@ -20,7 +20,7 @@ Then bad-input cases (index = size, index = -size-1, i64/i32 extremes, axis = ±
 an unknown reduction, wrong updates shape, GatherND k = 0, TensorScatter past the end), which
 must be errors in ours with no output file written.
 
-Environment: DIFF_CASES (cases per operator × reduction, default 1000), DIFF_SEED (default 2026).
+Environment: DIFF_CASES (cases per operator × reduction, default 2000), DIFF_SEED (default 2026).
 """
 from __future__ import annotations
 
@@ -414,7 +414,7 @@ def save(arr: np.ndarray, path: Path) -> list[str]:
 
 
 def main() -> int:
-    n_per = int(os.environ.get("DIFF_CASES", "1000"))
+    n_per = int(os.environ.get("DIFF_CASES", "2000"))
     seed = int(os.environ.get("DIFF_SEED", "2026"))
     g = Gen(seed)
     groups = [("ScatterElements", r) for r in REDUCTIONS] + [("ScatterND", r) for r in REDUCTIONS] + \

@@ -138,6 +138,22 @@ fn parse_attrs(attrs: &[String]) -> Result<OnnxAttrs, Failure> {
 
 fn run_onnx(a: &OnnxArgs) -> Result<(), Failure> {
     use tensor_scatter::onnx;
+    const OPS: [&str; 7] = [
+        "Scatter",
+        "ScatterElements",
+        "ScatterND",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "TensorScatter",
+    ];
+    if !OPS.contains(&a.op_type.as_str()) {
+        return Err(Failure(format!(
+            "op_type: '{}' is not supported (one of {})",
+            a.op_type,
+            OPS.join(", ")
+        )));
+    }
     let attrs = parse_attrs(&a.attrs)?;
     let inputs = a
         .inputs

@@ -515,6 +515,90 @@ pub(crate) fn integer_scalar(t: &DynTensor) -> Option<i128> {
     with_index_dtype!(t.dtype(), I => t.as_slice::<I>().and_then(|v| v.first()).map(|x| x.to_i128()), _ => None)
 }
 
+/// The result of shape-only planning ([`ScatterOp::plan`], [`GatherOp::plan`]): what an
+/// operation on tensors of these shapes would produce, known before any buffer exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OutputPlan {
+    /// The output's shape.
+    pub shape: Vec<usize>,
+    /// Its element count.
+    pub elements: usize,
+    /// Its size in bytes (at most `isize::MAX`).
+    pub bytes: usize,
+}
+
+/// Element count and byte size of `shape` for `dtype`, or `SizeOverflow` naming `arg`.
+fn sized(
+    op: &'static str,
+    arg: &'static str,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<(usize, usize)> {
+    let n = crate::shape::numel(op, arg, shape)?;
+    let bytes = n
+        .checked_mul(dtype.size_of())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| Error::overflow(op, arg))?;
+    Ok((n, bytes))
+}
+
+impl ScatterOp {
+    /// Shape-only planning: every rule that depends on shapes, the axis, the reduction and the
+    /// dtype (but not on index values) is checked, and element counts and byte sizes are
+    /// computed with overflow checks, without any tensor. A caller can reject an input before
+    /// allocating a byte for it (an operation's own entry points run the same checks first).
+    ///
+    /// # Errors
+    /// `SizeOverflow` when an argument's element count or byte size overflows (naming the
+    /// argument); then every shape, rank, axis and reduction error of the operator.
+    ///
+    /// ```
+    /// use tensor_scatter::{DType, ScatterOp, ScatterOptions};
+    /// let plan = ScatterOp::Nd
+    ///     .plan(DType::F32, &[4, 3], &[2, 1], &[2, 3], &ScatterOptions::new())
+    ///     .unwrap();
+    /// assert_eq!((plan.shape, plan.elements, plan.bytes), (vec![4, 3], 12, 48));
+    /// // 2³³ × 2³³ elements: refused before anything is allocated.
+    /// let err = ScatterOp::Nd
+    ///     .plan(DType::F32, &[1 << 33, 1 << 33], &[1, 1], &[1, 1 << 33], &ScatterOptions::new())
+    ///     .unwrap_err();
+    /// assert_eq!(err.arg(), "data");
+    /// ```
+    pub fn plan(
+        self,
+        dtype: DType,
+        data: &[usize],
+        indices: &[usize],
+        updates: &[usize],
+        opts: &ScatterOptions,
+    ) -> Result<OutputPlan> {
+        let op = self.name();
+        let (n, bytes) = sized(op, "data", data, dtype)?;
+        let ni = crate::shape::numel(op, "indices", indices)?;
+        let (nu, _) = sized(op, "updates", updates, dtype)?;
+        with_dtype!(dtype, T => opts.reduction.check_for::<T>(op))?;
+        let layout =
+            |shape: &[usize], numel| crate::view::Layout::contiguous_unchecked(shape, numel);
+        let planner = match self {
+            ScatterOp::Elements => crate::ops::scatter_elements::plan,
+            ScatterOp::Nd => crate::ops::scatter_nd::plan,
+            ScatterOp::Update => crate::ops::scatter_update::plan,
+        };
+        planner(
+            &layout(data, n),
+            &layout(indices, ni),
+            &layout(updates, nu),
+            opts,
+        )?;
+        Ok(OutputPlan {
+            shape: data.to_vec(),
+            elements: n,
+            bytes,
+        })
+    }
+}
+
 /// The three gathers, for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GatherOp {
@@ -527,6 +611,46 @@ pub enum GatherOp {
 }
 
 impl GatherOp {
+    /// Shape-only planning, as [`ScatterOp::plan`]: the shape rules, the axis and batch_dims,
+    /// and the output's element count and byte size (overflow-checked), from shapes alone.
+    /// Small inputs can ask for enormous outputs (one long row gathered by many indices), so
+    /// this is the place to apply a size limit before calling the operator.
+    ///
+    /// # Errors
+    /// `SizeOverflow` when an input's or the output's size overflows; every shape, rank, axis
+    /// and batch_dims error of the operator.
+    ///
+    /// ```
+    /// use tensor_scatter::{DType, GatherOp};
+    /// let plan = GatherOp::Gather.plan(DType::F16, &[1, 1 << 20], &[1 << 20], 0, 0).unwrap();
+    /// assert_eq!(plan.shape, vec![1 << 20, 1 << 20]);
+    /// assert_eq!(plan.bytes, 1 << 41); // 2 TiB from 4 MiB of inputs: check before calling
+    /// ```
+    pub fn plan(
+        self,
+        dtype: DType,
+        data: &[usize],
+        indices: &[usize],
+        axis: i64,
+        batch_dims: i64,
+    ) -> Result<OutputPlan> {
+        let op = self.name();
+        sized(op, "data", data, dtype)?;
+        crate::shape::numel(op, "indices", indices)?;
+        let planner = match self {
+            GatherOp::Gather => crate::ops::gather::plan_gather,
+            GatherOp::Elements => crate::ops::gather::plan_gather_elements,
+            GatherOp::Nd => crate::ops::gather::plan_gather_nd,
+        };
+        let p = planner(data, indices, axis, batch_dims)?;
+        let (elements, bytes) = sized(op, "output", &p.out_shape, dtype)?;
+        Ok(OutputPlan {
+            shape: p.out_shape,
+            elements,
+            bytes,
+        })
+    }
+
     /// The operator's name in errors.
     pub fn name(self) -> &'static str {
         match self {

@@ -147,6 +147,17 @@ pub enum ErrorKind {
         /// What is wrong.
         reason: String,
     },
+    /// The memory for a result could not be allocated (an output of `bytes` bytes, e.g. a
+    /// gather whose small inputs ask for an enormous output). Returned instead of aborting
+    /// the process; nothing was written.
+    OutOfMemory {
+        /// Operator.
+        op: &'static str,
+        /// What was being allocated (`"output"`).
+        arg: &'static str,
+        /// Bytes requested.
+        bytes: usize,
+    },
     /// Any other invalid argument value (an adapter's attribute, a file header, ...).
     InvalidArgument {
         /// Operator.
@@ -183,6 +194,7 @@ impl Error {
             | UnsupportedDType { op, .. }
             | SizeOverflow { op, .. }
             | InvalidView { op, .. }
+            | OutOfMemory { op, .. }
             | InvalidArgument { op, .. } => op,
         }
     }
@@ -201,6 +213,7 @@ impl Error {
             | UnsupportedDType { arg, .. }
             | SizeOverflow { arg, .. }
             | InvalidView { arg, .. }
+            | OutOfMemory { arg, .. }
             | InvalidArgument { arg, .. } => arg,
         }
     }
@@ -237,6 +250,7 @@ impl Error {
             | UnsupportedDType { op, .. }
             | SizeOverflow { op, .. }
             | InvalidView { op, .. }
+            | OutOfMemory { op, .. }
             | InvalidArgument { op, .. } => *op = name,
         }
         self
@@ -267,6 +281,10 @@ impl Error {
 
     pub(crate) fn overflow(op: &'static str, arg: &'static str) -> Error {
         Error::new(ErrorKind::SizeOverflow { op, arg })
+    }
+
+    pub(crate) fn out_of_memory(op: &'static str, arg: &'static str, bytes: usize) -> Error {
+        Error::new(ErrorKind::OutOfMemory { op, arg, bytes })
     }
 
     pub(crate) fn invalid(op: &'static str, arg: &'static str, reason: impl Into<String>) -> Error {
@@ -383,6 +401,9 @@ impl fmt::Display for Error {
                 )
             }
             InvalidView { op, arg, reason } => write!(f, "{op}: {arg}: invalid view: {reason}"),
+            OutOfMemory { op, arg, bytes } => {
+                write!(f, "{op}: {arg}: cannot allocate {bytes} bytes")
+            }
             InvalidArgument { op, arg, reason } => write!(f, "{op}: {arg}: {reason}"),
         }
     }

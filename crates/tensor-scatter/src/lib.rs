@@ -80,12 +80,12 @@ mod tests;
 
 pub use dtype::{DType, Element};
 pub use dynamic::{
-    Buffer, DynGatherOptions, DynTensor, GatherOp, ScatterOp, gather_dyn, gather_dyn_into,
-    scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+    Buffer, DynGatherOptions, DynTensor, GatherOp, OutputPlan, ScatterOp, gather_dyn,
+    gather_dyn_into, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
-pub use kernels::vec_with_huge_pages;
+pub use kernels::{try_vec_with_huge_pages, vec_with_huge_pages};
 pub use ops::ScatterOptions;
 pub use ops::gather::{
     GatherOptions, GatherOutOfRange, gather, gather_elements, gather_elements_into, gather_into,

@@ -381,6 +381,9 @@ pub fn tensor_scatter(
             }));
         }
     }
+    if past_cache.buffer().is_empty() {
+        return Ok(past_cache.clone());
+    }
     // As a ScatterND over [prefix, max_seq, inner] with tuples (prefix, pos): slices of
     // `inner` elements, distinct positions within each prefix, so no duplicates.
     let prefix: usize = shape[..ax].iter().product();

@@ -1,6 +1,7 @@
 //! OpenVINO: `ScatterUpdate-3` (whole slices along an axis given as a tensor),
-//! `ScatterElementsUpdate-12` (element-wise, with `reduction` and `use_init_val`), and the
-//! gathers `Gather-8`, `GatherElements-6` and `GatherND-8`.
+//! `ScatterElementsUpdate-12` (element-wise, with `reduction` and `use_init_val`),
+//! `ScatterNDUpdate-15` (index tuples, with `reduction`), and the gathers `Gather-8`,
+//! `GatherElements-6` and `GatherND-8`.
 //!
 //! ```
 //! use tensor_scatter::{openvino, DynTensor};
@@ -134,6 +135,60 @@ pub fn scatter_elements_update(
         .reduction(reduction)
         .include_self(use_init_val);
     scatter_dyn(ScatterOp::Elements, data, indices, updates, &opts).map_err(|e| e.with_op(OP))
+}
+
+/// `ScatterNDUpdate-15`: ONNX-style ScatterND with OpenVINO's reductions (`none`, `sum`,
+/// `sub`, `prod`, `min`, `max`). Indices are i32 or i64; negative indices count from the end
+/// (v15 normalises them); duplicates with `none`: the last update in row-major index order
+/// wins (v15's rule); on bool data sum = OR, sub = XOR, prod = AND, max = OR, min = AND.
+///
+/// # Errors
+/// Indices not i32/i64; an unknown reduction; every error of [`scatter_nd`](crate::scatter_nd)
+/// (an out-of-range component is an error, as in the v15 reference's negative test).
+///
+/// ```
+/// use tensor_scatter::{openvino, DynTensor};
+/// // The TF example with SUB (from OpenVINO's reference tests).
+/// let out = openvino::scatter_nd_update(
+///     &DynTensor::from_vec(vec![1i32, 6, 1, 1, 11, 1], &[3, 2]).unwrap(),
+///     &DynTensor::from_vec(vec![0i64, 1, 2, 0], &[2, 2]).unwrap(),
+///     &DynTensor::from_vec(vec![5i32, 10], &[2]).unwrap(),
+///     "sub",
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<i32>(), Some(&[1, 1, 1, 1, 1, 1][..]));
+/// ```
+pub fn scatter_nd_update(
+    data: &DynTensor,
+    indices: &DynTensor,
+    updates: &DynTensor,
+    reduction: &str,
+) -> Result<DynTensor> {
+    const OP: &str = "ScatterNDUpdate-15";
+    let reduction = match reduction {
+        "none" => Reduction::None,
+        "sum" => Reduction::Add,
+        "sub" => Reduction::Sub,
+        "prod" => Reduction::Mul,
+        "min" => Reduction::Min,
+        "max" => Reduction::Max,
+        other => {
+            return Err(Error::reduction(
+                OP,
+                other,
+                "expected one of none, sum, sub, prod, min, max",
+            ));
+        }
+    };
+    if !matches!(indices.dtype(), crate::DType::I32 | crate::DType::I64) {
+        return Err(Error::new(ErrorKind::UnsupportedDType {
+            op: OP,
+            arg: "indices",
+            dtype: indices.dtype(),
+        }));
+    }
+    let opts = ScatterOptions::new().reduction(reduction);
+    scatter_dyn(ScatterOp::Nd, data, indices, updates, &opts).map_err(|e| e.with_op(OP))
 }
 
 /// `Gather-8`: whole slices along `axis` (a scalar or 1-element tensor) with `batch_dims`

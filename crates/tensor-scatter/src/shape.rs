@@ -3,6 +3,14 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
+/// The product of `dims`, saturating at `usize::MAX`: explicit, the same in debug and release.
+/// A zero anywhere gives 0 (`MAX · 0 = 0`), so an empty tensor with huge other dims (valid:
+/// it holds no elements) is counted exactly; a saturated non-zero product only arises from
+/// sub-shapes of such empty tensors, where no element is ever addressed.
+pub(crate) fn sat_product(dims: &[usize]) -> usize {
+    dims.iter().fold(1usize, |acc, &d| acc.saturating_mul(d))
+}
+
 /// Product of `shape`, or a [`SizeOverflow`](ErrorKind::SizeOverflow) error naming `arg`.
 pub(crate) fn numel(op: &'static str, arg: &'static str, shape: &[usize]) -> Result<usize> {
     shape

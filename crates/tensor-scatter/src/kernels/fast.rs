@@ -206,7 +206,7 @@ impl<T> RangeJob<'_, T> {
         let Some((rmin, rmax)) = self.rel_range.filter(|_| self.run_count > 0) else {
             return; // no runs, no tuples, or every tuple dropped
         };
-        let outer_n: usize = self.outer_shape.iter().product();
+        let outer_n = crate::shape::sat_product(self.outer_shape);
         let mut outer = Odometer::new(
             self.outer_shape,
             [self.dest_outer, self.upd_outer],
@@ -271,7 +271,7 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
 ) {
     let total = job.span_hi + 1 - job.span_lo;
     let size = std::mem::size_of::<T>().max(1);
-    let outer_n: usize = job.outer_shape.iter().product();
+    let outer_n = crate::shape::sat_product(job.outer_shape);
     let bytes = total
         .saturating_mul(size)
         .saturating_add(job.upd.len() * size);

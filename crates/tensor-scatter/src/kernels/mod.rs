@@ -182,15 +182,20 @@ impl<'a, T: Copy> DestPtr<'a, T> {
 
 /// A vector of `n` cells, initialised by `f` through a [`DestPtr`] (no zero-fill pass, and the
 /// first touch of every page happens in the kernel's own tasks). When `f` fails, nothing is
-/// kept.
+/// kept. When the memory cannot be allocated, `oom(bytes)` is returned instead of aborting
+/// the process (small inputs can ask for enormous outputs, e.g. a gather of one long row
+/// by many indices).
 ///
 /// # Safety
 /// When `f` returns `Ok`, it must have written every one of the `n` cells.
 pub(crate) unsafe fn build_vec<T: Copy, E>(
     n: usize,
+    oom: impl FnOnce(usize) -> E,
     f: impl FnOnce(DestPtr<'_, T>) -> Result<(), E>,
 ) -> Result<Vec<T>, E> {
-    let mut v = vec_with_huge_pages(n);
+    let Some(mut v) = try_vec_with_huge_pages(n) else {
+        return Err(oom(n.saturating_mul(std::mem::size_of::<T>())));
+    };
     f(DestPtr::spare(&mut v, n))?;
     // SAFETY: capacity is at least n, and the caller guarantees every cell was written.
     unsafe { v.set_len(n) };
@@ -216,11 +221,32 @@ const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// ```
 pub fn vec_with_huge_pages<T>(n: usize) -> Vec<T> {
     let v = Vec::with_capacity(n);
+    advise_huge_pages(v.as_ptr(), n);
+    v
+}
+
+/// [`vec_with_huge_pages`], or `None` when the memory cannot be allocated (instead of
+/// aborting the process, as `Vec::with_capacity` does).
+///
+/// ```
+/// assert!(tensor_scatter::try_vec_with_huge_pages::<f64>(usize::MAX / 4).is_none());
+/// let v = tensor_scatter::try_vec_with_huge_pages::<f32>(16).unwrap();
+/// assert!(v.is_empty() && v.capacity() >= 16);
+/// ```
+pub fn try_vec_with_huge_pages<T>(n: usize) -> Option<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    advise_huge_pages(v.as_ptr(), n);
+    Some(v)
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+fn advise_huge_pages<T>(start: *const T, n: usize) {
     #[cfg(target_os = "linux")]
     {
         let bytes = n.saturating_mul(std::mem::size_of::<T>());
         if bytes >= HUGE_PAGE_MIN_BYTES {
-            let start = v.as_ptr() as usize;
+            let start = start as usize;
             let first = start.next_multiple_of(4096);
             let end = start.saturating_add(bytes) & !4095;
             if end > first {
@@ -234,5 +260,4 @@ pub fn vec_with_huge_pages<T>(n: usize) -> Vec<T> {
             }
         }
     }
-    v
 }

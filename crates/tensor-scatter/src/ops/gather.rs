@@ -137,8 +137,8 @@ impl<T> GatherOptions<T> {
 #[derive(Clone, Debug)]
 pub(crate) struct GatherPlan {
     op: &'static str,
-    out_shape: Vec<usize>,
-    out_numel: usize,
+    pub(crate) out_shape: Vec<usize>,
+    pub(crate) out_numel: usize,
     geom: Geom,
     /// The data dimension and size component `j` of an index tuple addresses.
     comps: Vec<(usize, usize)>,
@@ -147,7 +147,7 @@ pub(crate) struct GatherPlan {
 type Planner = fn(&[usize], &[usize], i64, i64) -> Result<GatherPlan>;
 
 fn product(dims: &[usize]) -> usize {
-    dims.iter().product()
+    crate::shape::sat_product(dims)
 }
 
 fn out_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
@@ -175,7 +175,12 @@ const GATHER_ELEMENTS: &str = "gather_elements";
 const GATHER_ND: &str = "gather_nd";
 
 /// `gather`: `out[B…, O…, I…, S…] = data[B…, O…, indices[B…, I…], S…]`.
-fn plan_gather(d: &[usize], q: &[usize], axis: i64, batch_dims: i64) -> Result<GatherPlan> {
+pub(crate) fn plan_gather(
+    d: &[usize],
+    q: &[usize],
+    axis: i64,
+    batch_dims: i64,
+) -> Result<GatherPlan> {
     let op = GATHER;
     let a = normalize_axis(op, "axis", axis, d.len())?;
     let b = i128::from(batch_dims) + if batch_dims < 0 { q.len() as i128 } else { 0 };
@@ -210,7 +215,7 @@ fn plan_gather(d: &[usize], q: &[usize], axis: i64, batch_dims: i64) -> Result<G
             lead_n: product(&d[..a]),
             tuple_n: product(&q[b..]),
             batch_div: product(&d[b..a]),
-            lead_data: d[a] * inner,
+            lead_data: d[a].saturating_mul(inner),
             comps: vec![Comp {
                 size: d[a],
                 stride: inner,
@@ -222,7 +227,12 @@ fn plan_gather(d: &[usize], q: &[usize], axis: i64, batch_dims: i64) -> Result<G
 }
 
 /// `gather_elements`: `out[c] = data[c with c[axis] := indices[c]]`.
-fn plan_gather_elements(d: &[usize], q: &[usize], axis: i64, _: i64) -> Result<GatherPlan> {
+pub(crate) fn plan_gather_elements(
+    d: &[usize],
+    q: &[usize],
+    axis: i64,
+    _: i64,
+) -> Result<GatherPlan> {
     let op = GATHER_ELEMENTS;
     let r = d.len();
     let a = normalize_axis(op, "axis", axis, r)?;
@@ -260,7 +270,12 @@ fn plan_gather_elements(d: &[usize], q: &[usize], axis: i64, _: i64) -> Result<G
 }
 
 /// `gather_nd`: `out[B…, T…, S…] = data[B…, indices[B…, T…, 0], …, indices[B…, T…, k-1], S…]`.
-fn plan_gather_nd(d: &[usize], q: &[usize], _: i64, batch_dims: i64) -> Result<GatherPlan> {
+pub(crate) fn plan_gather_nd(
+    d: &[usize],
+    q: &[usize],
+    _: i64,
+    batch_dims: i64,
+) -> Result<GatherPlan> {
     let op = GATHER_ND;
     let Some((&k, tuple)) = q.split_last() else {
         return Err(Error::rank(op, "indices", "rank of at least 1".into(), 0));
@@ -500,19 +515,19 @@ fn build<T: Element, I: IndexInt>(
     data: &TensorView<'_, T>,
     idx: &[I],
     opts: &GatherOptions<T>,
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let data = flat(data);
     // SAFETY: both geometries write every one of the `out_numel` cells (slices: every row,
     // copied or filled; elements: every element).
-    let built = unsafe {
-        kernels::build_vec(plan.out_numel, |dest| {
-            execute(plan, &data, idx, opts, dest);
-            Ok::<(), std::convert::Infallible>(())
-        })
-    };
-    match built {
-        Ok(v) => v,
-        Err(never) => match never {},
+    unsafe {
+        kernels::build_vec(
+            plan.out_numel,
+            |bytes| Error::out_of_memory(plan.op, "output", bytes),
+            |dest| {
+                execute(plan, &data, idx, opts, dest);
+                Ok(())
+            },
+        )
     }
 }
 
@@ -523,7 +538,7 @@ fn run_alloc<T: Element, I: IndexInt>(
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
     let (plan, idx) = prepare(planner, data, indices, None, opts)?;
-    let out = build(&plan, data, &idx, opts);
+    let out = build(&plan, data, &idx, opts)?;
     Ok(Tensor {
         data: out,
         shape: plan.out_shape,
@@ -543,7 +558,7 @@ fn run_into<T: Element, I: IndexInt>(
         let cells = &mut out.data[l.offset..l.offset + l.numel];
         execute(&plan, &flat(data), &idx, opts, DestPtr::new(cells));
     } else {
-        let tmp = build(&plan, data, &idx, opts);
+        let tmp = build(&plan, data, &idx, opts)?;
         let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
         for &v in &tmp {
             if let Some([p]) = odo.next_offsets() {

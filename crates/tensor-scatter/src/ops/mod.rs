@@ -131,13 +131,13 @@ impl Runs {
             if let Some(last) = dims.last_mut() {
                 // Merge into the previous (outer) dim when this one continues it exactly.
                 if last.1 == d.wrapping_mul(n as isize) && last.2 == u.wrapping_mul(n as isize) {
-                    *last = (last.0 * n, d, u);
+                    *last = (last.0.saturating_mul(n), d, u);
                     continue;
                 }
             }
             dims.push((n, d, u));
         }
-        let count: usize = shape.iter().product();
+        let count = crate::shape::sat_product(shape);
         let mut len = 1;
         if let Some(&(n, 1, 1)) = dims.last() {
             len = n;
@@ -188,7 +188,7 @@ pub(crate) fn resolve_indices<I: IndexInt>(
     indices: &TensorView<'_, I>,
     policy: IndexPolicy,
 ) -> Result<Vec<isize>> {
-    let n: usize = plan.tuple_shape.iter().product();
+    let n = crate::shape::sat_product(&plan.tuple_shape);
     let mut out = Vec::with_capacity(n);
     let mut odo = Odometer::new(
         &plan.tuple_shape,
@@ -265,7 +265,7 @@ fn for_each_run(
     if runs.count == 0 || resolved.is_empty() {
         return;
     }
-    let outer_n: usize = plan.outer_shape.iter().product();
+    let outer_n = crate::shape::sat_product(&plan.outer_shape);
     let mut outer = Odometer::new(
         &plan.outer_shape,
         [&plan.dest_outer, &plan.upd_outer],
@@ -460,10 +460,10 @@ fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<f
         return None;
     }
     Some(fast::ElemGeom {
-        outer: dest.shape[..axis].iter().product(),
+        outer: crate::shape::sat_product(&dest.shape[..axis]),
         n: dest.shape[axis],
         k: idx.shape[axis],
-        inner: dest.shape[axis + 1..].iter().product(),
+        inner: crate::shape::sat_product(&dest.shape[axis + 1..]),
         dest_off: dest.offset,
         idx_off: idx.offset,
         upd_off: upd.offset,
@@ -494,9 +494,12 @@ const RADIX_MAX_UPDATES: usize = 1 << 24;
 fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions) -> Option<Prepared> {
     let size = std::mem::size_of::<T>().max(1);
     let fill = opts.reduction != Reduction::None && !opts.include_self;
-    let total = g.outer * g.n * g.inner;
-    let count = g.outer * g.k * g.inner;
-    if fill || g.n * g.inner * size <= crate::par::TILE_BYTES || count > RADIX_MAX_UPDATES {
+    let total = g.outer.saturating_mul(g.n).saturating_mul(g.inner);
+    let count = g.outer.saturating_mul(g.k).saturating_mul(g.inner);
+    if fill
+        || g.n.saturating_mul(g.inner).saturating_mul(size) <= crate::par::TILE_BYTES
+        || count > RADIX_MAX_UPDATES
+    {
         return None;
     }
     // About L2-sized blocks, at most ~256 of them (each chunk keeps one bucket per block).
@@ -739,6 +742,22 @@ fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Lay
     }
 }
 
+/// The index pass alone, for a scatter with no update elements (nothing is written, every
+/// index is still checked). Tuples without components (ScatterND with k = 0) have nothing to
+/// check, and their count is not bounded by any buffer (indices of shape [2⁴⁰, 0] hold no
+/// elements), so they are never materialised; with components, the tuple count is at most the
+/// index element count.
+fn check_only<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    if !plan.comps.is_empty() {
+        resolve_indices(plan, indices, opts.index_policy)?;
+    }
+    Ok(())
+}
+
 /// Validates, then (optionally) copies `copy_from` into `dest` and scatters into it. On error
 /// `dest` is untouched.
 #[allow(clippy::too_many_arguments)]
@@ -751,6 +770,13 @@ fn run_into<T: Element, I: IndexInt>(
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<()> {
+    if updates.layout.numel == 0 {
+        check_only(plan, indices, opts)?;
+        if let Some(d) = copy_from {
+            copy_view(d, dest, dest_layout);
+        }
+        return Ok(());
+    }
     if fast_supported::<T>(opts) {
         let prep = prepare::<T, I>(plan, dest_layout, indices, &updates.layout, opts)?;
         let fused = copy_from
@@ -805,6 +831,7 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
     let dest_layout = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
     let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
     if fast_supported::<T>(opts)
+        && updates.layout.numel > 0
         && let Some(src) = contiguous_data(data)
     {
         let prep = prepare::<T, I>(&plan, &dest_layout, indices, &updates.layout, opts)?;
@@ -812,18 +839,22 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
         // contiguous destination (tiles, blocks and ranges each partition all of it) before
         // updating it.
         let out = unsafe {
-            kernels::build_vec(dest_layout.numel, |dest| {
-                run_fast(
-                    &plan,
-                    &prep,
-                    dest,
-                    &dest_layout,
-                    Some(src),
-                    indices,
-                    updates,
-                    opts,
-                )
-            })
+            kernels::build_vec(
+                dest_layout.numel,
+                |bytes| Error::out_of_memory(op, "output", bytes),
+                |dest| {
+                    run_fast(
+                        &plan,
+                        &prep,
+                        dest,
+                        &dest_layout,
+                        Some(src),
+                        indices,
+                        updates,
+                        opts,
+                    )
+                },
+            )
         }?;
         return Ok(Tensor {
             data: out,

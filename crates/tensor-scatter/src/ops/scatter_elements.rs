@@ -12,7 +12,12 @@ const OP: &str = "scatter_elements";
 
 /// Shape rule: `indices` has data's rank, `updates.shape == indices.shape`, and
 /// `indices.shape[d] <= data.shape[d]` for every `d != axis` (any extent along the axis).
-fn plan(dest: &Layout, idx: &Layout, upd: &Layout, opts: &ScatterOptions) -> Result<Plan> {
+pub(crate) fn plan(
+    dest: &Layout,
+    idx: &Layout,
+    upd: &Layout,
+    opts: &ScatterOptions,
+) -> Result<Plan> {
     let r = dest.shape.len();
     let axis = normalize_axis(OP, "axis", opts.axis, r)?;
     if idx.shape.len() != r {
@@ -124,6 +129,18 @@ pub fn scatter_elements<T: Element, I: IndexInt>(
 /// )
 /// .unwrap();
 /// assert_eq!(out, [10.0, 20.0, 33.0]);
+/// ```
+///
+/// The destination cannot alias an input: the borrow checker refuses it, so in safe Rust
+/// there is no aliased in-place call to define.
+///
+/// ```compile_fail
+/// use tensor_scatter::{scatter_elements_into, ScatterOptions, TensorView, TensorViewMut};
+/// let mut buf = [1.0f32, 2.0];
+/// let mut dest = TensorViewMut::new(&mut buf, &[2]).unwrap();
+/// let updates = TensorView::new(&buf, &[2]).unwrap(); // error: `buf` is mutably borrowed
+/// scatter_elements_into(&mut dest, &TensorView::new(&[0i64, 1], &[2]).unwrap(), &updates,
+///     &ScatterOptions::new()).unwrap();
 /// ```
 pub fn scatter_elements_into<T: Element, I: IndexInt>(
     dest: &mut TensorViewMut<'_, T>,

@@ -11,7 +11,12 @@ const OP: &str = "scatter_nd";
 
 /// Shape rule: `indices` has rank `q >= 1`, `k = indices.shape[q-1] <= rank(data)`, and
 /// `updates.shape == indices.shape[..q-1] ++ data.shape[k..]`.
-fn plan(dest: &Layout, idx: &Layout, upd: &Layout, _opts: &ScatterOptions) -> Result<Plan> {
+pub(crate) fn plan(
+    dest: &Layout,
+    idx: &Layout,
+    upd: &Layout,
+    _opts: &ScatterOptions,
+) -> Result<Plan> {
     let r = dest.shape.len();
     let q = idx.shape.len();
     if q == 0 {

@@ -12,7 +12,12 @@ const OP: &str = "scatter_update";
 
 /// Shape rule: `updates.shape == data.shape[..axis] ++ indices.shape ++ data.shape[axis+1..]`,
 /// indices of any rank (0-D included).
-fn plan(dest: &Layout, idx: &Layout, upd: &Layout, opts: &ScatterOptions) -> Result<Plan> {
+pub(crate) fn plan(
+    dest: &Layout,
+    idx: &Layout,
+    upd: &Layout,
+    opts: &ScatterOptions,
+) -> Result<Plan> {
     let r = dest.shape.len();
     let axis = normalize_axis(OP, "axis", opts.axis, r)?;
     let qi = idx.shape.len();

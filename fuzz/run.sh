@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for SECONDS each (default 240), one after another, with the committed
+# regression inputs as seeds; prints libFuzzer's final stats line per target.
+#   fuzz/run.sh [SECONDS]        (needs cargo-fuzz and a nightly toolchain)
+# allocator_may_return_null: the library's fallible allocations (try_reserve) must see a null
+# from ASan, not an abort; -rss_limit_mb=0 / -malloc_limit_mb=0 likewise let a refused
+# multi-terabyte request be what it is in production, an OutOfMemory error.
+set -euo pipefail
+cd "$(dirname "$0")"
+SECS=${1:-240}
+export ASAN_OPTIONS=allocator_may_return_null=1
+for t in scatter_elements scatter_nd scatter_update gather gather_elements gather_nd; do
+    mkdir -p "corpus/$t"
+    cp -n regressions/$t/* "corpus/$t/" 2>/dev/null || true
+    echo "== $t ($SECS s)"
+    cargo +nightly fuzz run -O "$t" "corpus/$t" -- -max_total_time="$SECS" \
+        -rss_limit_mb=0 -malloc_limit_mb=0 -print_final_stats=1 2>&1 \
+        | grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|panicked|SUMMARY|crash-|deadly" || true
+done
