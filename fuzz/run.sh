@@ -4,7 +4,8 @@
 #   fuzz/run.sh [SECONDS]        (needs cargo-fuzz and a nightly toolchain)
 # allocator_may_return_null: the library's fallible allocations (try_reserve) must see a null
 # from ASan, not an abort; -rss_limit_mb=0 / -malloc_limit_mb=0 likewise let a refused
-# multi-terabyte request be what it is in production, an OutOfMemory error.
+# multi-terabyte request be what it is in production, an OutOfMemory error. -timeout=30 makes
+# an input that runs for 30 s a finding (a slow input is a denial of service).
 set -euo pipefail
 cd "$(dirname "$0")"
 SECS=${1:-240}
@@ -14,6 +15,6 @@ for t in scatter_elements scatter_nd scatter_update gather gather_elements gathe
     cp -n regressions/$t/* "corpus/$t/" 2>/dev/null || true
     echo "== $t ($SECS s)"
     cargo +nightly fuzz run -O "$t" "corpus/$t" -- -max_total_time="$SECS" \
-        -rss_limit_mb=0 -malloc_limit_mb=0 -print_final_stats=1 2>&1 \
-        | grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|panicked|SUMMARY|crash-|deadly" || true
+        -timeout=30 -rss_limit_mb=0 -malloc_limit_mb=0 -print_final_stats=1 2>&1 \
+        | grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|panicked|SUMMARY|crash-|timeout-|deadly" || true
 done

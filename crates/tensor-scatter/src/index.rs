@@ -139,7 +139,7 @@ pub(crate) fn resolve(value: i128, size: usize, policy: IndexPolicy) -> Result<R
 /// (returns `Ok` for) against a dimension of `size`: the fast kernels' validation is a plain
 /// range test, and the precise [`resolve`] runs only to describe a failure.
 pub(crate) fn accepted_range(size: usize, policy: IndexPolicy) -> (i64, i64) {
-    let s = size as i64; // sizes of valid views are at most isize::MAX
+    let s = size as i64; // every dim is at most isize::MAX (`shape::numel` refuses more)
     let lo = match policy.negative {
         NegativeIndices::Wrap if policy.out_of_range == OutOfRange::Error => -s,
         NegativeIndices::Wrap => i64::MIN,

@@ -12,7 +12,14 @@ pub(crate) fn sat_product(dims: &[usize]) -> usize {
 }
 
 /// Product of `shape`, or a [`SizeOverflow`](ErrorKind::SizeOverflow) error naming `arg`.
+///
+/// Every dimension must also be at most `isize::MAX` (ONNX dims are int64): only a tensor
+/// with zero elements could have a larger one, and index arithmetic (in `i64`) relies on it.
+/// The fuzzer found a `[usize::MAX, 0]` tensor whose valid index 122 was refused.
 pub(crate) fn numel(op: &'static str, arg: &'static str, shape: &[usize]) -> Result<usize> {
+    if shape.iter().any(|&d| d > isize::MAX as usize) {
+        return Err(Error::overflow(op, arg));
+    }
     shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
@@ -157,6 +164,9 @@ mod tests {
     #[test]
     fn numel_overflow_is_an_error() {
         assert!(numel("t", "data", &[usize::MAX, 2]).is_err());
-        assert_eq!(numel("t", "data", &[usize::MAX, 0]).unwrap(), 0);
+        // Empty, but a dim above isize::MAX: refused (index arithmetic is in i64).
+        assert!(numel("t", "data", &[usize::MAX, 0]).is_err());
+        assert_eq!(numel("t", "data", &[isize::MAX as usize, 0]).unwrap(), 0);
+        assert_eq!(numel("t", "data", &[0, isize::MAX as usize]).unwrap(), 0);
     }
 }

@@ -1117,6 +1117,12 @@ mod h_size_and_overflow {
             .plan(DType::F32, &[2, 3], &[3], 0, 0)
             .unwrap_err();
         names(&e, "indices");
+        // A dim above isize::MAX is refused even in an empty shape (found by the fuzzer: a
+        // [usize::MAX, 0] tensor broke the i64 index arithmetic).
+        let e = TensorView::<f32>::new(&[], &[usize::MAX, 0]).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::SizeOverflow { .. }));
+        let e = DynTensor::from_vec(Vec::<f32>::new(), &[0, 1 << 63]).unwrap_err();
+        names(&e, "shape");
         // Views refuse overflowing shapes as well.
         let e = TensorView::new(&[0.0f32; 4], &[1 << 62, 1 << 62]).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::SizeOverflow { .. }));
