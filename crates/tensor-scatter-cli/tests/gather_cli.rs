@@ -5,8 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::write_npy;
-use std::process::Command;
+use common::{cli, write_npy};
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -24,13 +23,6 @@ fn read_f32(path: &Path) -> Vec<f32> {
         .chunks(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
-}
-
-fn cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tensor-scatter"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

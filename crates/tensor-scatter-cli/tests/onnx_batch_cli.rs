@@ -5,8 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::write_npy;
-use std::process::Command;
+use common::{cli, write_npy};
 
 fn i32_payload(path: &Path) -> Vec<i32> {
     let bytes = std::fs::read(path).unwrap();
@@ -19,13 +18,6 @@ fn i32_payload(path: &Path) -> Vec<i32> {
 
 fn bytes_of<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
     v.iter().flat_map(|&x| f(x)).collect()
-}
-
-fn cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tensor-scatter"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

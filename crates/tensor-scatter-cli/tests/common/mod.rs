@@ -1,6 +1,7 @@
 //! Helpers shared by the CLI integration tests.
 
 use std::path::Path;
+use std::process::{Command, Output};
 
 /// A minimal `.npy` (version 1.0) writer for little-endian arrays.
 pub(crate) fn write_npy(path: &Path, descr: &str, shape: &[usize], body: &[u8]) {
@@ -19,4 +20,12 @@ pub(crate) fn write_npy(path: &Path, descr: &str, shape: &[usize], body: &[u8]) 
     bytes.extend_from_slice(header.as_bytes());
     bytes.extend_from_slice(body);
     std::fs::write(path, bytes).unwrap();
+}
+
+/// Runs the CLI binary with `args`.
+pub(crate) fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tensor-scatter"))
+        .args(args)
+        .output()
+        .unwrap()
 }

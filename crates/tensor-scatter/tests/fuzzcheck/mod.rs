@@ -367,15 +367,7 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
         })
         .collect();
 
-    let reduction = [
-        Reduction::None,
-        Reduction::Add,
-        Reduction::Sub,
-        Reduction::Mul,
-        Reduction::Min,
-        Reduction::Max,
-        Reduction::Mean,
-    ][usize::from(b.u8() % 7)];
+    let reduction = Reduction::ALL[usize::from(b.u8()) % Reduction::ALL.len()];
     let negative = if b.flag(3) {
         NegativeIndices::Error
     } else {
