@@ -214,6 +214,9 @@ def sys_openvino(w, n):
 def sys_jax(w, n):
     import jax, jax.numpy as jnp
     jax.config.update("jax_platforms", "cpu")
+    # 64-bit mode: otherwise jnp.asarray turns the int64 indices into int32 (half the index
+    # traffic of every other system), which is not the same input.
+    jax.config.update("jax_enable_x64", True)
     res = {}
     if W.is_gather(w):
         d, i, a = jnp.asarray(w["data"]), jnp.asarray(w["indices"]), w["axis"]

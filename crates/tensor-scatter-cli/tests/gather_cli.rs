@@ -116,7 +116,9 @@ fn gather_subcommands_compute_and_refuse_bad_indices() {
     assert_eq!(read_f32(Path::new(&o)), vec![2., 3., 6.]);
     let line = String::from_utf8_lossy(&r.stderr);
     assert!(
-        line.contains("\"op\":\"gather_elements\"") && line.contains("\"runs\":3"),
+        line.contains("\"op\":\"gather_elements\"")
+            && line.contains("\"runs\":3")
+            && line.contains("\"isa\":\""),
         "{line}"
     );
 

@@ -52,6 +52,9 @@
 //! ## Features
 //! * `reference`: the naive oracle [`reference`](mod@reference), one literal function per operator.
 //! * `checked-kernels`: bounds-checked access in every kernel (see `kernels`).
+//!
+//! The hot loops are compiled for several instruction-set levels and chosen at run time; see
+//! [`isa`].
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 #![doc(test(attr(deny(warnings))))]
@@ -69,6 +72,7 @@ mod view;
 
 pub mod bnns;
 pub mod directml;
+pub mod isa;
 pub mod onnx;
 pub mod openvino;
 

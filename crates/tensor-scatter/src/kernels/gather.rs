@@ -84,6 +84,8 @@ pub(crate) struct Job<'a, U, I> {
     pub(crate) policy: IndexPolicy,
     pub(crate) fill: U,
     pub(crate) threads: usize,
+    /// The instruction-set level the multiversioned loops run at.
+    pub(crate) level: crate::isa::Level,
 }
 
 /// Runs the gather of `geom` into the `n` cells of `dest`, writing every one of them.
@@ -157,22 +159,42 @@ fn slices_with<U: Bits, I: IndexInt>(
     let k = g.comps.len();
     let bytes = rows * (g.slice * std::mem::size_of::<U>() + k * std::mem::size_of::<I>());
     let tasks = task_count(job.threads, bytes, 4).min(rows);
-    // The data offset of the tuple at cursor `c`, or None for a filled slice.
-    let offset = |c: &Cursor| {
-        let ib = (c.batch * g.tuple_n + c.t) * k;
-        let mut off = Some(c.l * g.lead_data);
-        for (j, c) in g.comps.iter().enumerate() {
-            match (resolve(job.idx[ib + j].to_i64_sat(), c.size), off) {
-                (Some(p), Some(o)) => off = Some(o + p * c.stride),
-                _ => off = None,
-            }
-        }
-        off
-    };
-    let row_bytes = g.slice * std::mem::size_of::<U>();
-    let ahead = k == 1 && row_bytes >= 64;
+    let level = job.level;
     run_tasks(job.threads, tasks, |task| {
         let (r0, r1) = super::fast::split(rows, tasks, task, 1);
+        slice_rows(level, g, job, dest, r0, r1, resolve);
+    });
+}
+
+/// Rows up to this many bytes are copied by an inlined (vectorised) loop; longer ones by
+/// `memcpy`, whose call costs little against them.
+const INLINE_ROW_BYTES: usize = 1024;
+
+super::simd::multiversion! {
+    /// Rows `[r0, r1)` of the slice kernel (one task's share).
+    fn slice_rows<U: Bits, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
+        g: &SliceGeom,
+        job: &Job<'_, U, I>,
+        dest: DestPtr<'_, U>,
+        r0: usize,
+        r1: usize,
+        resolve: R,
+    ) -> () {
+        let k = g.comps.len();
+        // The data offset of the tuple at cursor `c`, or None for a filled slice.
+        let offset = |c: &Cursor| {
+            let ib = (c.batch * g.tuple_n + c.t) * k;
+            let mut off = Some(c.l * g.lead_data);
+            for (j, c) in g.comps.iter().enumerate() {
+                match (resolve(job.idx[ib + j].to_i64_sat(), c.size), off) {
+                    (Some(p), Some(o)) => off = Some(o + p * c.stride),
+                    _ => off = None,
+                }
+            }
+            off
+        };
+        let row_bytes = g.slice * std::mem::size_of::<U>();
+        let ahead = k == 1 && row_bytes >= 64;
         // Offsets are resolved PREFETCH_ROWS rows ahead (and their rows prefetched), kept in
         // a ring until their row is copied: one index read per row.
         let mut ring = [None; PREFETCH_ROWS];
@@ -197,18 +219,25 @@ fn slices_with<U: Bits, I: IndexInt>(
             match off {
                 None => {
                     for i in o..o + g.slice {
-                        // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong
-                        // to this task alone, and lie inside the `rows * slice` cells of `dest`.
+                        // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong to
+                        // this task alone, and lie inside the `rows * slice` cells of `dest`.
                         unsafe { dest.set(i, job.fill) };
                     }
                 }
                 // SAFETY: as above (one cell).
                 Some(off) if g.slice == 1 => unsafe { dest.set(o, job.data[off]) },
+                Some(off) if row_bytes <= INLINE_ROW_BYTES => {
+                    for (i, &v) in job.data[off..off + g.slice].iter().enumerate() {
+                        // SAFETY: as above.
+                        unsafe { dest.set(o + i, v) };
+                    }
+                }
                 // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
                 Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) },
             }
         }
-    });
+    }
+
 }
 
 /// A row position of the slice kernel: lead `l`, tuple `t`, and the batch `l / batch_div`
@@ -290,9 +319,10 @@ fn elements_with<U: Bits, I: IndexInt>(
         sa: g.data_strides[g.axis],
         size: g.axis_size,
         fill: job.fill,
-        every: m.checked_div(pf_lines).map_or(usize::MAX, |e| e.max(1)),
-        pf_end: pf_lines * LINE_CELLS::<U>(),
+        m,
+        pf_lines,
     };
+    let level = job.level;
     run_tasks(job.threads, tasks, |task| {
         let (e0, e1) = super::fast::split(n, tasks, task, 1);
         // The row coordinate of e0 and the data offset of its non-axis dims.
@@ -333,6 +363,7 @@ fn elements_with<U: Bits, I: IndexInt>(
                 advance(&mut next.0, &mut next.1);
             }
             gather_row(
+                level,
                 &job.idx[e..end],
                 job.data,
                 dest,
@@ -356,54 +387,82 @@ struct Row<U> {
     sa: usize,
     size: usize,
     fill: U,
-    /// Elements per prefetched line of the next row (`usize::MAX`: none).
-    every: usize,
-    /// Cells of the next row to prefetch.
-    pf_end: usize,
+    /// Elements per output row.
+    m: usize,
+    /// Lines of the next data row to prefetch over one output row (0: none).
+    pf_lines: usize,
 }
 
-/// One row segment of the element kernel: `dest[i0 + j] = data[base + (c0 + j) * step +
-/// p * sa]` for `p` resolved from `idx[j]`, prefetching the next row from `next_base`. A
-/// function of its own so that the slices are `noalias` arguments and stay in registers.
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn gather_row<U: Bits, I: IndexInt>(
-    idx: &[I],
-    data: &[U],
-    dest: DestPtr<'_, U>,
-    i0: usize,
-    c0: usize,
-    base: usize,
-    next_base: usize,
-    row: &Row<U>,
-    resolve: impl Fn(i64, usize) -> Option<usize>,
-) {
-    let (step, sa, size, fill) = (row.step, row.sa, row.size, row.fill);
-    let mut pf_col = if row.every == usize::MAX {
-        usize::MAX
-    } else {
-        c0.next_multiple_of(row.every)
-    };
-    let mut pf_cell = if pf_col == usize::MAX {
-        usize::MAX
-    } else {
-        (pf_col / row.every) * LINE_CELLS::<U>()
-    };
-    for (j, &x) in idx.iter().enumerate() {
-        let c = c0 + j;
-        if c == pf_col {
-            if pf_cell < row.pf_end {
-                prefetch(data.as_ptr().wrapping_add(next_base + pf_cell), 1);
-            }
-            pf_col += row.every;
-            pf_cell += LINE_CELLS::<U>();
-        }
-        let v = match resolve(x.to_i64_sat(), size) {
-            Some(p) => data[base + c * step + p * sa],
-            None => fill,
+/// Elements gathered between two prefetch points of the element kernel: long enough for the
+/// inner loop to vectorise (AVX-512 gathers 8 or 16 lanes at a time), short enough to spread
+/// the next row's prefetches over the row.
+const ELEM_BLOCK: usize = 64;
+
+super::simd::multiversion! {
+    /// One row segment of the element kernel: `dest[i0 + j] = data[base + (c0 + j) * step +
+    /// p * sa]` for `p` resolved from `idx[j]`, prefetching the next row from `next_base`. A
+    /// function of its own so that the slices are `noalias` arguments and stay in registers,
+    /// and multiversioned (see [`simd`](super::simd)) so that its inner loop becomes vector
+    /// gathers.
+    fn gather_row<U: Bits, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
+        idx: &[I],
+        data: &[U],
+        dest: DestPtr<'_, U>,
+        i0: usize,
+        c0: usize,
+        base: usize,
+        next_base: usize,
+        row: &Row<U>,
+        resolve: R,
+    ) -> () {
+        let (step, sa, size, fill) = (row.step, row.sa, row.size, row.fill);
+        // The next row's lines are spread evenly over this row's elements: before the block
+        // ending at column `c`, lines up to `ceil(c * pf_lines / m)` have been asked for.
+        let lines_by = |c: usize| {
+            ((c as u128 * row.pf_lines as u128).div_ceil(row.m.max(1) as u128) as usize)
+                .min(row.pf_lines)
         };
-        // SAFETY: the caller's task owns cells [i0, i0 + idx.len()), inside the output.
-        unsafe { dest.set(i0 + j, v) };
+        let mut line = lines_by(c0);
+        let mut j = 0;
+        while j < idx.len() {
+            let e = (j + ELEM_BLOCK).min(idx.len());
+            let upto = lines_by(c0 + e);
+            while line < upto {
+                let cell = next_base + line * LINE_CELLS::<U>();
+                prefetch(data.as_ptr().wrapping_add(cell), 1);
+                line += 1;
+            }
+            for (jj, &x) in idx[j..e].iter().enumerate() {
+                let c = c0 + j + jj;
+                let v = match resolve(x.to_i64_sat(), size) {
+                    // SAFETY: the index pass accepted `x`, so `p < size` and the position
+                    // lies inside `data` (the plan's geometry: `base + c * step` addresses
+                    // this row's cell of a contiguous `data` whose axis dim has `size` cells
+                    // of stride `sa`).
+                    Some(p) => unsafe { read(data, base + c * step + p * sa) },
+                    None => fill,
+                };
+                // SAFETY: the caller's task owns cells [i0, i0 + idx.len()), inside the
+                // output.
+                unsafe { dest.set(i0 + j + jj, v) };
+            }
+            j = e;
+        }
+    }
+}
+
+/// `s[i]`, unchecked unless the `checked-kernels` feature is on.
+///
+/// # Safety
+/// `i < s.len()`.
+#[inline(always)]
+unsafe fn read<U: Copy>(s: &[U], i: usize) -> U {
+    if cfg!(feature = "checked-kernels") {
+        s[i]
+    } else {
+        debug_assert!(i < s.len());
+        // SAFETY: `i < s.len()` per the contract.
+        unsafe { *s.get_unchecked(i) }
     }
 }
 

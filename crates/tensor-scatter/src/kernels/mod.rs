@@ -11,6 +11,7 @@
 
 pub(crate) mod fast;
 pub(crate) mod gather;
+pub(crate) mod simd;
 
 use std::marker::PhantomData;
 

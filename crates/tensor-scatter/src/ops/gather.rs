@@ -366,6 +366,7 @@ fn validate<I: IndexInt>(
     let block = CHECK_BLOCK * k;
     let tasks = crate::par::task_count(threads, std::mem::size_of_val(idx), 1);
     let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    let level = crate::isa::active_level();
     crate::par::run_tasks(threads, tasks, |t| {
         use std::sync::atomic::Ordering::Relaxed;
         let (a, b) = kernels::fast::split(idx.len(), tasks, t, k);
@@ -375,7 +376,7 @@ fn validate<I: IndexInt>(
             }
             let chunk = &idx[start..(start + block).min(b)];
             let good = if k == 1 {
-                chunk.iter().fold(true, |acc, x| acc & ok(0, x))
+                kernels::simd::all_in_range(level, chunk, ranges[0].0, ranges[0].1)
             } else {
                 chunk
                     .iter()
@@ -454,6 +455,7 @@ fn execute_as<T: Element, U: Bits, I: IndexInt>(
         policy: opts.policy(),
         fill: U::truncate(opts.fill_value.to_bits_u64()),
         threads: opts.par.threads(),
+        level: crate::isa::active_level(),
     };
     kernels::gather::run(&plan.geom, &job, dest, plan.out_numel);
 }

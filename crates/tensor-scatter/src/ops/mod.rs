@@ -560,6 +560,7 @@ fn validate_flat<I: IndexInt>(
     let threads = opts.par.threads();
     let tasks = crate::par::task_count(threads, std::mem::size_of_val(flat), 1);
     let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    let level = crate::isa::active_level();
     crate::par::run_tasks(threads, tasks, |t| {
         use std::sync::atomic::Ordering::Relaxed;
         let (a, b) = fast::split(flat.len(), tasks, t, 1);
@@ -568,7 +569,7 @@ fn validate_flat<I: IndexInt>(
                 return; // an earlier failure is already known
             }
             let block = &flat[start..(start + CHECK_BLOCK).min(b)];
-            if !block.iter().fold(true, |acc, x| acc & ok(x)) {
+            if !kernels::simd::all_in_range(level, block, lo, hi) {
                 let j = block.iter().position(|x| !ok(x)).unwrap_or(0);
                 first_bad.fetch_min(start + j, Relaxed);
                 return;

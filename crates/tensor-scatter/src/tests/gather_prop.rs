@@ -1,6 +1,6 @@
 //! Differential property tests for the gathers: the engine against the reference oracle, bit
 //! for bit, over random shapes (ranks 0–5, zero dims), axes, batch dims, every dtype and
-//! index dtype, every index policy (fill values included), 1, 2 and 4 threads, and contiguous,
+//! index dtype, every index policy (fill values included), 1, 2 and 4 threads at every instruction-set level the CPU has (`isa`), and contiguous,
 //! padded and reversed views (inputs and caller-provided outputs) with poisoned padding.
 //! Plus the round-trip laws between each gather and its scatter.
 
@@ -11,6 +11,7 @@ use super::prop::{
     first_difference, index_value, run_test_pair, test_pair,
 };
 use crate::dynamic::with_dtype;
+use crate::isa::{Isa, with_isa};
 use crate::{
     DType, GatherOptions, GatherOutOfRange, NegativeIndices, Par, ScatterOptions, Tensor,
     TensorView, TensorViewMut, reference,
@@ -204,43 +205,22 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
     let (engine, oracle, into) = fns::<T, I>(case.op);
     let base = case.opts.with_fill(T::small(case.opts.fill_value));
     let expected = oracle(&dv_contig, &iv, &base);
-    for threads in [1, 2, 4] {
+    // Every thread count at every instruction-set level this CPU has (a level that the CPU
+    // lacks cannot be forced; a CI machine without AVX-512 checks the others).
+    let levels = Isa::supported();
+    for (threads, isa) in [1, 2, 4]
+        .into_iter()
+        .flat_map(|t| levels.iter().map(move |&i| (t, i)))
+    {
         let opts = base.par(Par::threads_exact(threads));
-        let got = engine(&dv, &iv, &opts);
-        match (&expected, &got) {
-            (Ok(e), Ok(g))
-                if e.shape() == g.shape() && bits(e.as_slice()) == bits(g.as_slice()) => {}
-            (Err(e), Err(g)) if error_key(e) == error_key(g) => {}
-            (Ok(e), Ok(g)) => {
-                return Err(format!(
-                    "{threads} thread(s), allocating: {}",
-                    first_difference(e.as_slice(), g.as_slice())
-                ));
-            }
-            _ => {
-                return Err(format!(
-                    "{threads} thread(s), allocating: reference {expected:?}, engine {got:?}"
-                ));
-            }
-        }
-        // Into a caller-provided, poisoned output laid out as `layouts[2]`.
-        let Ok(e) = &expected else { continue };
-        let junk = vec![T::small(NEG_INF); e.as_slice().len()];
-        let (mut ob, oo, os) = embed(&junk, e.shape(), case.layouts[2], poison);
-        let mut out =
-            TensorViewMut::with_strides(&mut ob, oo, e.shape(), &os).map_err(|e| e.to_string())?;
-        into(&dv, &iv, &mut out, &opts).map_err(|err| format!("into: {err}"))?;
-        let logical = out.to_vec();
-        if bits(e.as_slice()) != bits(&logical) {
-            return Err(format!(
-                "{threads} thread(s), into: {}",
-                first_difference(e.as_slice(), &logical)
-            ));
-        }
-        let (rb, _, _) = embed(e.as_slice(), e.shape(), case.layouts[2], poison);
-        if bits(&rb) != bits(&ob) {
-            return Err("into: a write landed outside the output view".into());
-        }
+        let run = || {
+            check_threads(
+                &dv, &iv, &expected, &opts, threads, case, poison, engine, into,
+            )
+        };
+        with_isa(isa, run)
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("{e} ({isa:?})"))?;
     }
     // A failing call leaves a caller-provided output untouched.
     if let Err(err) = &expected
@@ -586,4 +566,109 @@ fn replay_gather_seed() {
     let case = generate(seed, op);
     eprintln!("{case:?}");
     check_case(&case).unwrap();
+}
+
+/// One thread count and instruction-set level of [`run_typed`]: the allocating form and the
+/// `_into` form (poisoned borders) against the oracle's `expected`.
+#[allow(clippy::too_many_arguments)]
+fn check_threads<T: Small, I: SmallIndex>(
+    dv: &TensorView<'_, T>,
+    iv: &TensorView<'_, I>,
+    expected: &crate::Result<crate::Tensor<T>>,
+    opts: &GatherOptions<T>,
+    threads: usize,
+    case: &Case,
+    poison: T,
+    engine: Alloc<T, I>,
+    into: Into<T, I>,
+) -> Result<(), String> {
+    let got = engine(dv, iv, opts);
+    match (&expected, &got) {
+        (Ok(e), Ok(g)) if e.shape() == g.shape() && bits(e.as_slice()) == bits(g.as_slice()) => {}
+        (Err(e), Err(g)) if error_key(e) == error_key(g) => {}
+        (Ok(e), Ok(g)) => {
+            return Err(format!(
+                "{threads} thread(s), allocating: {}",
+                first_difference(e.as_slice(), g.as_slice())
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{threads} thread(s), allocating: reference {expected:?}, engine {got:?}"
+            ));
+        }
+    }
+    // Into a caller-provided, poisoned output laid out as `layouts[2]`.
+    let Ok(e) = expected else { return Ok(()) };
+    let junk = vec![T::small(NEG_INF); e.as_slice().len()];
+    let (mut ob, oo, os) = embed(&junk, e.shape(), case.layouts[2], poison);
+    let mut out =
+        TensorViewMut::with_strides(&mut ob, oo, e.shape(), &os).map_err(|e| e.to_string())?;
+    into(dv, iv, &mut out, opts).map_err(|err| format!("into: {err}"))?;
+    let logical = out.to_vec();
+    if bits(e.as_slice()) != bits(&logical) {
+        return Err(format!(
+            "{threads} thread(s), into: {}",
+            first_difference(e.as_slice(), &logical)
+        ));
+    }
+    let (rb, _, _) = embed(e.as_slice(), e.shape(), case.layouts[2], poison);
+    if bits(&rb) != bits(&ob) {
+        return Err("into: a write landed outside the output view".into());
+    }
+    Ok(())
+}
+
+/// The element kernel's long-row path (rows of 4 KiB to 64 KiB along the last axis prefetch the
+/// next data row, in blocks of 64 elements) is out of reach of the random small shapes: rows
+/// of several byte widths and lengths that are not multiples of the block, split across tasks
+/// mid-row, at every thread count and level, with every index policy, against the oracle.
+#[test]
+fn element_gather_long_rows_match_reference() {
+    fn check<T: Small>(rows: usize, n: usize, m: usize, seed: u64) {
+        let mut rng = Rng::new(seed);
+        let data: Vec<T> = (0..rows * n)
+            .map(|i| T::small((i % 97) as i64 - 48))
+            .collect();
+        // In [-n, n) (every policy accepts them), or 3 beyond either end (some rejected).
+        let mut idx = |slack: u64| -> Vec<i64> {
+            (0..rows * m)
+                .map(|_| (rng.next() % (2 * (n as u64 + slack))) as i64 - (n as u64 + slack) as i64)
+                .collect()
+        };
+        let (inside, wide) = (idx(0), idx(3));
+        let dv = TensorView::new(&data, &[rows, n]).unwrap();
+        for (oor, idx) in [
+            (GatherOutOfRange::Error, &inside),
+            (GatherOutOfRange::Clamp, &wide),
+            (GatherOutOfRange::Fill, &wide),
+            (GatherOutOfRange::Error, &wide),
+        ] {
+            let iv = TensorView::new(idx, &[rows, m]).unwrap();
+            let base = GatherOptions::new()
+                .axis(1)
+                .out_of_range(oor)
+                .fill_value(T::small(5));
+            let expected = reference::gather_elements(&dv, &iv, &base);
+            for isa in Isa::supported() {
+                for threads in [1, 2, 4] {
+                    let opts = base.par(Par::threads_exact(threads));
+                    let got = with_isa(isa, || crate::gather_elements(&dv, &iv, &opts)).unwrap();
+                    match (&expected, &got) {
+                        (Ok(e), Ok(g)) => assert!(
+                            bits(e.as_slice()) == bits(g.as_slice()),
+                            "{isa:?} {threads}T {oor:?}: {}",
+                            first_difference(e.as_slice(), g.as_slice())
+                        ),
+                        (Err(e), Err(g)) => assert_eq!(error_key(e), error_key(g)),
+                        _ => panic!("{isa:?} {threads}T {oor:?}: {expected:?} vs {got:?}"),
+                    }
+                }
+            }
+        }
+    }
+    check::<f32>(5, 1100, 203, 1);
+    check::<u8>(3, 4500, 130, 2);
+    check::<f64>(4, 700, 64, 3);
+    check::<half::f16>(3, 2100, 1000, 4);
 }

@@ -1,8 +1,8 @@
 //! Differential property tests: the engine against the reference oracle, bit for bit, over
 //! random operators, ranks 0–5, dims 0–7, axes (negative too), every data dtype, every index
 //! dtype, every reduction, include_self on and off, both index policies' every mode, both
-//! accumulation modes, and contiguous, padded and reversed (negative-stride) views whose
-//! padding is poisoned. Each case is built from one seed, so a failure names a reproducible
+//! accumulation modes, 1, 2 and 4 threads at every instruction-set level the CPU has, and
+//! contiguous, padded and reversed (negative-stride) views whose padding is poisoned. Each case is built from one seed, so a failure names a reproducible
 //! case. `TS_PROPTEST_CASES` sets the number of cases per operator (default 5000).
 
 use half::{bf16, f16};
@@ -401,11 +401,17 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
     let expected = f_reference(&dv_contig, &iv, &uv, &case.opts);
     // Every thread count must give the oracle's bits (the unit-test build cuts even these
     // small inputs into many tasks and tiles).
+    // And at every instruction-set level this CPU has.
+    let levels = crate::isa::Isa::supported();
     for threads in [1, 2, 4] {
         let mut case = case.clone();
         case.opts = case.opts.par(crate::Par::threads_exact(threads));
-        check_forms::<T, I>(&case, &data, &iv, &uv, &expected, f_engine)
-            .map_err(|e| format!("{threads} thread(s): {e}"))?;
+        for &isa in &levels {
+            let run = || check_forms::<T, I>(&case, &data, &iv, &uv, &expected, f_engine);
+            crate::isa::with_isa(isa, run)
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("{threads} thread(s), {isa:?}: {e}"))?;
+        }
     }
     Ok(())
 }

@@ -1,0 +1,59 @@
+//! Multiversioned hot loops: each is one `#[inline(always)]` body, compiled again inside
+//! `#[target_feature]` wrappers for AVX2 and AVX-512 and dispatched on a proven-supported
+//! [`Level`](crate::isa::Level). The source is the same for every level, so is the result;
+//! the test suite forces every supported level against the oracle.
+
+use crate::index::IndexInt;
+
+/// Defines `$name(level, args…)`: the function body given, compiled for the baseline and
+/// again for AVX2 and AVX-512, and run at `level`.
+macro_rules! multiversion {
+    (
+        $(#[$m:meta])*
+        $vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) -> $r:ty
+        $body:block
+    ) => {
+        $(#[$m])*
+        #[allow(clippy::too_many_arguments)]
+        $vis fn $name<$($g: $b),*>(level: crate::isa::Level, $($a: $t),*) -> $r {
+            #[allow(clippy::too_many_arguments)]
+            #[inline(always)]
+            fn body<$($g: $b),*>($($a: $t),*) -> $r $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(enable = "avx2,fma,bmi1,bmi2")]
+                fn v3<$($g: $b),*>($($a: $t),*) -> $r {
+                    body($($a),*)
+                }
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(
+                    enable = "avx2,fma,bmi1,bmi2,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+                )]
+                fn v4<$($g: $b),*>($($a: $t),*) -> $r {
+                    body($($a),*)
+                }
+                match level.isa() {
+                    // SAFETY: a `Level` is only made for a level this CPU supports
+                    // (`isa::active_level` checks it), and these features are that level's.
+                    crate::isa::Isa::Avx512 => return unsafe { v4($($a),*) },
+                    // SAFETY: as above.
+                    crate::isa::Isa::Avx2 => return unsafe { v3($($a),*) },
+                    _ => {}
+                }
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = level;
+            body($($a),*)
+        }
+    };
+}
+pub(crate) use multiversion;
+
+multiversion! {
+    /// Whether every index of `s` lies in `[lo, hi]` (branch-free, so it vectorises).
+    pub(crate) fn all_in_range<I: IndexInt>(s: &[I], lo: i64, hi: i64) -> bool {
+        s.iter()
+            .fold(true, |acc, x| acc & (lo..=hi).contains(&x.to_i64_sat()))
+    }
+}
