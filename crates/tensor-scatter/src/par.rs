@@ -22,6 +22,12 @@ pub(crate) const MIN_TASK_BYTES: usize = if cfg!(test) { 1 } else { 1 << 16 };
 /// this machine class's 2 MiB L2, leaving room for the streamed index and update rows).
 pub(crate) const TILE_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };
 
+/// Slice scatters with `none` drop the tuples that a later tuple overwrites (so their updates
+/// are never read) when each tuple moves at least this many cells: the bookkeeping, a bit per
+/// possible offset, then costs little against the copies it can save (0 in the unit tests, so
+/// their small inputs go through it).
+pub(crate) const DEDUP_MIN_CELLS: usize = if cfg!(test) { 0 } else { 512 };
+
 /// Cells per cache line, the alignment of task boundaries (1 or 2 in the unit tests, so
 /// their small inputs are cut into many tiles).
 pub(crate) fn line_cells<T>() -> usize {

@@ -516,6 +516,7 @@ fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions) -> Option<Prepared
 }
 
 /// The index pass of the fast strategies.
+#[allow(clippy::absurd_extreme_comparisons)] // DEDUP_MIN_CELLS is 0 in the unit-test build
 fn prepare<T, I: IndexInt>(
     plan: &Plan,
     dest: &Layout,
@@ -532,11 +533,56 @@ fn prepare<T, I: IndexInt>(
         validate_flat(plan, indices, opts)?;
         return Ok(Prepared::Elem(g));
     }
-    Ok(Prepared::Ranges(resolve_indices(
-        plan,
-        indices,
-        opts.index_policy,
-    )?))
+    let mut resolved = resolve_indices(plan, indices, opts.index_policy)?;
+    let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
+        .saturating_mul(crate::shape::sat_product(&plan.slice_shape));
+    if opts.reduction == Reduction::None && cells_per_tuple >= crate::par::DEDUP_MIN_CELLS {
+        drop_overwritten(&mut resolved);
+    }
+    Ok(Prepared::Ranges(resolved))
+}
+
+/// With `none`, a tuple whose destination offset a later tuple repeats is overwritten by it
+/// whole (same offset, same slice cells, written later, whatever lies between), so it cannot
+/// change the result: it becomes [`SKIP`] and its updates are never read. OpenVINO's
+/// ScatterUpdate-3 case (2,500 indices into an axis of 256, 150,000 cells per index) then
+/// reads a tenth of its updates.
+///
+/// Offsets are keyed by their distance from the lowest one in units of the offsets' greatest
+/// common divisor (the stride of the indexed dims), one bit each; when that would take more
+/// than 64 bits per tuple, nothing is dropped.
+fn drop_overwritten(resolved: &mut [isize]) {
+    let Some((lo, hi)) = fast::rel_range(resolved, SKIP) else {
+        return;
+    };
+    // `r - lo` as the exact unsigned distance (lo <= r <= hi, both offsets into one buffer).
+    let dist = |r: isize| r.wrapping_sub(lo) as usize;
+    let unit = resolved
+        .iter()
+        .filter(|&&r| r != SKIP)
+        .fold(0, |g, &r| gcd(g, dist(r)))
+        .max(1);
+    let keys = dist(hi) / unit + 1;
+    if keys > resolved.len().saturating_mul(64) {
+        return;
+    }
+    let mut seen = vec![0u64; keys.div_ceil(64)];
+    for r in resolved.iter_mut().rev().filter(|r| **r != SKIP) {
+        let k = dist(*r) / unit;
+        let (word, bit) = (k / 64, 1u64 << (k % 64));
+        if seen[word] & bit != 0 {
+            *r = SKIP;
+        } else {
+            seen[word] |= bit;
+        }
+    }
+}
+
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Cells per block of the parallel range check.
@@ -924,4 +970,33 @@ pub(crate) fn run_in_place<T: Element, I: IndexInt>(
 /// Formats a shape rule for error messages.
 pub(crate) fn shape_text(shape: &[usize]) -> String {
     format!("{shape:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SKIP, drop_overwritten};
+
+    #[test]
+    fn only_the_last_tuple_at_an_offset_survives() {
+        // Offsets in units of 3, negative ones too (reversed views), and a skipped tuple.
+        let mut r = vec![0, 6, 0, -3, 6, SKIP, 9, -3];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, SKIP, 0, SKIP, 6, SKIP, 9, -3]);
+        // Far-apart offsets with a large common unit are still keyed densely.
+        let mut r = vec![1 << 40, 0, 1 << 40];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, 0, 1 << 40]);
+        // Unit 1 over a span of 2^40: more than 64 keys per tuple, so nothing is dropped.
+        let mut r = vec![0, 1, 1 << 40, 0];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![0, 1, 1 << 40, 0]);
+        // Nothing kept, nothing to do.
+        let mut r = vec![SKIP, SKIP];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, SKIP]);
+        // The extremes of isize: distances are exact.
+        let mut r = vec![isize::MAX, isize::MIN + 1, isize::MAX];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, isize::MIN + 1, isize::MAX]);
+    }
 }
