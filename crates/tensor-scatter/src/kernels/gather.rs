@@ -237,7 +237,6 @@ super::simd::multiversion! {
             }
         }
     }
-
 }
 
 /// A row position of the slice kernel: lead `l`, tuple `t`, and the batch `l / batch_div`
