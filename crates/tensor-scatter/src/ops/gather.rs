@@ -22,7 +22,7 @@ use crate::index::{Fault, IndexInt, IndexPolicy, NegativeIndices, OutOfRange, ac
 use crate::kernels::gather::{Bits, Comp, ElemGeom, Geom, Job, SliceGeom, as_bits};
 use crate::kernels::{self, DestPtr};
 use crate::par::Par;
-use crate::shape::{Odometer, contiguous_strides, normalize_axis, numel};
+use crate::shape::{Odometer, contiguous_strides, normalize_axis, numel, sat_product};
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 /// What a gather does with an index outside its dimension (after the negative-index rule).
@@ -146,10 +146,6 @@ pub(crate) struct GatherPlan {
 
 type Planner = fn(&[usize], &[usize], i64, i64) -> Result<GatherPlan>;
 
-fn product(dims: &[usize]) -> usize {
-    crate::shape::sat_product(dims)
-}
-
 fn out_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
     let n = numel(op, "indices", shape)?;
     if n > isize::MAX as usize / 8 {
@@ -206,15 +202,15 @@ pub(crate) fn plan_gather(
         return Err(batch_shape_error(op, b, d, q));
     }
     let out_shape = [&d[..a], &q[b..], &d[a + 1..]].concat();
-    let inner = product(&d[a + 1..]);
+    let inner = sat_product(&d[a + 1..]);
     Ok(GatherPlan {
         op,
         out_numel: out_numel(op, &out_shape)?,
         out_shape,
         geom: Geom::Slices(SliceGeom {
-            lead_n: product(&d[..a]),
-            tuple_n: product(&q[b..]),
-            batch_div: product(&d[b..a]),
+            lead_n: sat_product(&d[..a]),
+            tuple_n: sat_product(&q[b..]),
+            batch_div: sat_product(&d[b..a]),
             lead_data: d[a].saturating_mul(inner),
             comps: vec![Comp {
                 size: d[a],
@@ -313,18 +309,18 @@ pub(crate) fn plan_gather_nd(
         out_numel: out_numel(op, &out_shape)?,
         out_shape,
         geom: Geom::Slices(SliceGeom {
-            lead_n: product(&d[..b]),
-            tuple_n: product(&tuple[b..]),
+            lead_n: sat_product(&d[..b]),
+            tuple_n: sat_product(&tuple[b..]),
             batch_div: 1,
-            lead_data: product(&d[b..]),
+            lead_data: sat_product(&d[b..]),
             comps: comps
                 .iter()
                 .map(|&(x, size)| Comp {
                     size,
-                    stride: product(&d[x + 1..]),
+                    stride: sat_product(&d[x + 1..]),
                 })
                 .collect(),
-            slice: product(&d[b + k..]),
+            slice: sat_product(&d[b + k..]),
         }),
         comps,
     })
