@@ -16,7 +16,8 @@ sys.path.insert(0, str(HERE))
 import workloads as W  # noqa: E402
 
 SYSTEMS = ["floor", "tensor-scatter", "tensor-scatter (in place)", "numpy", "torch",
-           "onnxruntime", "openvino", "jax"]
+           "onnxruntime", "openvino", "jax", "candle", "tract"]
+RUST_PEERS = HERE / "rust" / "target" / "release" / "rust-peers"
 
 
 def timeit(fn, min_runs=7, max_runs=30, budget_s=3.0):
@@ -277,6 +278,38 @@ def sys_tensor_scatter(w, n, in_place=False, data_dir=None, name=None):
     return stats, np.load(out)
 
 
+def sys_rust(system, w, data_dir, name):
+    """candle and tract, timed by bench/peers/rust (same timing rule as `timeit`)."""
+    out = data_dir / f"{name}_{system}_out.npy"
+    if system == "candle":
+        upd = data_dir / f"{name}_updates.npy"
+        cmd = [str(RUST_PEERS), "candle", w["op"], str(w["axis"]), w["reduction"],
+               str(data_dir / f"{name}_data.npy"), str(data_dir / f"{name}_indices.npy"),
+               str(upd) if upd.exists() else "-", str(out)]
+    else:  # tract runs the ONNX model that ONNX Runtime runs, on the same feeds
+        model, feeds = onnx_model(w)
+        path = data_dir / f"{name}.onnx"
+        path.write_bytes(model.SerializeToString())
+        files = []
+        for k, v in feeds.items():
+            f = data_dir / f"{name}_feed_{k}.npy"
+            np.save(f, v)
+            files.append(str(f))
+        cmd = [str(RUST_PEERS), "tract", str(path), str(out)] + files
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if system == "tract":
+        for f in data_dir.glob(f"{name}_feed_*.npy"):
+            f.unlink()
+    if p.returncode == 3:
+        return {"unsupported": p.stderr.strip()}
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip()[-300:])
+    stats = json.loads(p.stdout.strip().splitlines()[-1])
+    got = np.load(out)
+    out.unlink()
+    return stats | {"ok": same(got, w["expected"])}
+
+
 def worker(system, name, n, data_dir):
     os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:n]))
     w = load(data_dir, name)
@@ -286,6 +319,8 @@ def worker(system, name, n, data_dir):
         stats, out = sys_tensor_scatter(w, n, "in place" in system, data_dir, name)
         return {"median_ms": stats["median_ms"], "min_ms": stats["min_ms"], "runs": stats["runs"],
                 "ok": same(out, w["expected"])}
+    if system in ("candle", "tract"):  # single-threaded libraries; pinned like the others
+        return sys_rust(system, w, data_dir, name)
     f, fetch = globals()["sys_" + system](w, n)
     f()
     ok = same(fetch(), w["expected"])
@@ -313,6 +348,13 @@ def versions():
             v[mod] = __import__(mod).__version__
         except Exception:  # noqa: BLE001
             v[mod] = "missing"
+    lock = HERE / "rust" / "Cargo.lock"
+    if lock.exists():  # the crates.io versions the Rust peers were built with
+        text = lock.read_text()
+        for crate in ("candle-core", "tract-onnx"):
+            key = f'name = "{crate}"\nversion = "'
+            at = text.find(key)
+            v[crate] = text[at + len(key):text.index('"', at + len(key))] if at >= 0 else "missing"
     return v
 
 
@@ -374,6 +416,9 @@ def write_report(results, names, threads, systems, out_dir, scale):
                 if s == "floor":
                     continue
                 r = results.get((name, n, s), {})
+                if "unsupported" in r:
+                    cells.append("n/s")
+                    continue
                 if "median_ms" not in r:
                     cells.append("error")
                     continue
@@ -392,7 +437,11 @@ def write_report(results, names, threads, systems, out_dir, scale):
     lines += ["Cells: median ms (effective GB/s over the minimum out-of-place bytes). "
               "`tensor-scatter` writes into a reused output (`*_out`, copy of data included); "
               "`(in place)` scatters into a buffer already holding data (the copy is not timed), "
-              "a separate column, not a peer."]
+              "a separate column, not a peer. candle and tract are single-threaded whatever N is; "
+              "candle reports the fastest of its formulations (copy into a reused output then "
+              "`scatter_set`, or an allocating `scatter`; `index_add` for row adds), with "
+              "ScatterND rows given one index per element, built outside the timing; "
+              "`n/s`: the library cannot express the operation."]
     (out_dir / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     try:

@@ -8,21 +8,11 @@ use tensor_scatter::{
     gather_dyn_into, gather_elements, gather_into, gather_nd, onnx, openvino,
 };
 
+mod common;
+use common::lcg;
+
 fn t<T: tensor_scatter::Element>(v: Vec<T>, s: &[usize]) -> DynTensor {
     DynTensor::from_vec(v, s).unwrap()
-}
-
-/// A deterministic pseudo-random sequence.
-fn lcg(seed: u64, n: usize, below: u64) -> Vec<i64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((x >> 33) % below) as i64
-        })
-        .collect()
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! * [`elements`]: `scatter_elements` on contiguous tensors collapsed to
 //!   `(outer, axis, inner)`. Tasks own *column tiles* `(o, [i0, i1))` of the destination,
 //!   sized so that the tile (all `n` rows of it) stays in L2 while the `k` update rows stream
-//!   through; the copy of `data` for the out-of-place forms is fused into the tile.
+//!   through; the copy of `data` for the out-of-place forms is fused into the tile. A tile
+//!   narrower than the rows is *staged*: gathered into a contiguous scratch buffer, updated
+//!   there, and streamed back (see [`ElemJob::staged`]).
 //! * [`ranges`]: every other plan (ScatterND, ScatterUpdate, strided views). Tasks own
 //!   contiguous *buffer ranges* of the destination and apply the clipped part of every run
 //!   that falls in their range, in index order; the copy of `data` is fused per range.
@@ -56,7 +58,33 @@ pub(crate) struct ElemJob<'a, T, I> {
     pub(crate) policy: IndexPolicy,
     /// Starting value of every targeted cell when `include_self` is false.
     pub(crate) fill: Option<T>,
+    /// Whether column tiles narrower than the rows are staged in a contiguous scratch buffer.
+    /// Their rows are `inner` cells apart, often a power of two of bytes, so a tile written
+    /// in place maps onto a few cache sets and is evicted long before it is full; staged, it
+    /// is contiguous, and is written back with non-temporal stores of whole lines. The
+    /// staged tile is read and written whole, so the plan stages only when most lines of the
+    /// destination are written anyway (always when the copy of `data` is fused).
+    pub(crate) staged: bool,
 }
+
+impl<'a, T, I> ElemJob<'a, T, I> {
+    /// Columns `[i0, i0 + w)` of update row `kk` of outer block `o`: the indices and the
+    /// updates.
+    #[inline(always)]
+    fn rows(&self, o: usize, kk: usize, i0: usize, w: usize) -> (&'a [I], &'a [T]) {
+        let g = self.g;
+        let r = (o * g.k + kk) * g.inner + i0;
+        (
+            &self.idx[g.idx_off + r..g.idx_off + r + w],
+            &self.upd[g.upd_off + r..g.upd_off + r + w],
+        )
+    }
+}
+
+/// Update rows of the staged kernel whose first lines are prefetched ahead (each row of a
+/// tile is a separate short run of `indices` and `updates`, too short for the hardware
+/// prefetchers to follow).
+const STAGE_PREFETCH_ROWS: usize = 2;
 
 /// Runs an element scatter whose every index was accepted by the index pass.
 pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
@@ -75,22 +103,164 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
             .min(g.inner)
     }
     .max(1);
-    let per_o = g.inner.div_ceil(width);
+    let staged = job.staged && width < g.inner;
+    // Staged tiles are streamed back by whole 64-byte lines, so their grid is shifted to
+    // start on one: tile 0 of block `o` is `[0, shift + width)` and tile `j > 0` is
+    // `[shift + j * width, shift + (j + 1) * width)`, where `shift` cells take the block's
+    // first row to a line boundary (every row, when the row length is a multiple of a
+    // line). One extra tile per block holds what the shift pushes past the last one.
+    let per_o = g.inner.div_ceil(width) + usize::from(staged);
+    let shift = |o: usize| {
+        let phase = dest.addr_of(g.dest_off + o * g.n * g.inner) % 64;
+        if staged && phase.is_multiple_of(size) {
+            (64 - phase) % 64 / size
+        } else {
+            0
+        }
+    };
     let tiles = g.outer * per_o;
     let bytes = (g.outer * g.n * g.inner)
         .saturating_mul(size)
         .saturating_add((g.outer * g.k * g.inner).saturating_mul(size + std::mem::size_of::<I>()));
     let tasks = par::task_count(threads, bytes, 4).min(tiles).max(1);
+    let level = crate::isa::active_level();
     par::run_tasks(threads, tasks, |t| {
         let (a, b) = split(tiles, tasks, t, 1);
+        let mut stage = Stage::<T>::take(if staged { g.n * (width + line) } else { 0 });
         for tile in a..b {
-            let o = tile / per_o;
-            let i0 = (tile % per_o) * width;
-            let i1 = (i0 + width).min(g.inner);
-            // SAFETY: tile (o, [i0, i1)) is visited by exactly one task; see `elem_tile`.
-            unsafe { elem_tile::<T, I, C>(job, dest, o, i0, i1) };
+            let (o, j) = (tile / per_o, tile % per_o);
+            let s = shift(o);
+            let i0 = if j == 0 {
+                0
+            } else {
+                (s + j * width).min(g.inner)
+            };
+            let i1 = (s + (j + 1) * width).min(g.inner);
+            if i0 >= i1 {
+                continue;
+            }
+            if staged {
+                // SAFETY: as below; see `elem_staged_tile`.
+                unsafe { elem_staged_tile::<T, I, C>(job, dest, o, i0, i1, &mut stage.0, level) };
+            } else {
+                // SAFETY: tile (o, [i0, i1)) is visited by exactly one task; see `elem_tile`.
+                unsafe { elem_tile::<T, I, C>(job, dest, o, i0, i1) };
+            }
+        }
+        if staged {
+            super::stream_fence();
         }
     });
+}
+
+/// Staging buffers kept between calls, at most [`STAGE_POOL_MAX`] of them: a fresh buffer of
+/// up to [`TILE_BYTES`] per task would be page-faulted in (and zeroed by the OS) on every call.
+static STAGE_POOL: std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The most staging buffers kept between calls.
+const STAGE_POOL_MAX: usize = 16;
+
+/// A staging buffer of the element kernel, taken from [`STAGE_POOL`] and returned on drop.
+struct Stage<T: Element>(Vec<T>);
+
+impl<T: Element> Stage<T> {
+    /// An empty buffer with capacity for `cap` cells (none is taken for `cap == 0`).
+    fn take(cap: usize) -> Stage<T> {
+        if cap == 0 {
+            return Stage(Vec::new());
+        }
+        let mut pool = STAGE_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = pool.iter().position(|b| b.is::<Vec<T>>());
+        let mut v = kept
+            .and_then(|i| pool.swap_remove(i).downcast::<Vec<T>>().ok())
+            .map_or_else(Vec::new, |b| *b);
+        drop(pool);
+        v.clear();
+        v.reserve(cap);
+        Stage(v)
+    }
+}
+
+impl<T: Element> Drop for Stage<T> {
+    fn drop(&mut self) {
+        if self.0.capacity() == 0 {
+            return;
+        }
+        let mut pool = STAGE_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < STAGE_POOL_MAX {
+            pool.push(Box::new(std::mem::take(&mut self.0)));
+        }
+    }
+}
+
+/// One staged column tile: its `n` rows of `w` cells gathered into `scratch` (from the copy
+/// source, else from the destination), the identity fill and the fold in index order applied
+/// there, then every row streamed back ([`DestPtr::stream_in`]).
+///
+/// # Safety
+/// As [`elem_tile`]; in addition the destination cells of the tile are initialised when
+/// `job.src` is `None`.
+unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
+    job: &ElemJob<'_, T, I>,
+    dest: DestPtr<'_, T>,
+    o: usize,
+    i0: usize,
+    i1: usize,
+    scratch: &mut Vec<T>,
+    level: crate::isa::Level,
+) {
+    let g = job.g;
+    let (n, w) = (g.n, i1 - i0);
+    let block = o * n * g.inner; // relative start of outer block o
+    scratch.clear();
+    for p in 0..n {
+        let rel = block + p * g.inner + i0;
+        match job.src {
+            Some(src) => scratch.extend_from_slice(&src[rel..rel + w]),
+            // SAFETY: row p of the tile is in the destination, initialised (contract) and
+            // owned by this task; the slice is dropped before the row is written.
+            None => scratch.extend_from_slice(unsafe { dest.slice_mut(g.dest_off + rel, w) }),
+        }
+    }
+    let sc = &mut scratch[..];
+    let rows = |kk: usize| job.rows(o, kk, i0, w);
+    if let Some(id) = job.fill {
+        for kk in 0..g.k {
+            for (j, x) in rows(kk).0.iter().enumerate() {
+                if let Some(p) = resolve_accepted(x.to_i64_sat(), n, job.policy) {
+                    sc[p * w + j] = id;
+                }
+            }
+        }
+    }
+    for kk in 0..g.k {
+        if kk + STAGE_PREFETCH_ROWS < g.k {
+            let r = (o * g.k + kk + STAGE_PREFETCH_ROWS) * g.inner + i0;
+            let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r);
+            super::prefetch(ip, 256);
+            super::prefetch(ip.wrapping_add(256 / std::mem::size_of::<I>().max(1)), 256);
+            super::prefetch(job.upd.as_ptr().wrapping_add(g.upd_off + r), 256);
+        }
+        let (irow, urow) = rows(kk);
+        for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
+            if let Some(p) = resolve_accepted(x.to_i64_sat(), n, job.policy) {
+                let c = &mut sc[p * w + j];
+                *c = C::combine(*c, u);
+            }
+        }
+    }
+    for p in 0..n {
+        // SAFETY: row p of the tile is in the destination and owned by this task; the
+        // scratch is a separate buffer. The caller fences after its last tile.
+        unsafe {
+            dest.stream_in(
+                level,
+                g.dest_off + block + p * g.inner + i0,
+                &sc[p * w..(p + 1) * w],
+            )
+        };
+    }
 }
 
 /// One column tile: copy (if asked), optional identity fill, then the fold in index order.
@@ -117,13 +287,7 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
             unsafe { dest.copy_in(g.dest_off + rel, &src[rel..rel + w]) };
         }
     }
-    let rows = |kk: usize| {
-        let r = (o * g.k + kk) * g.inner + i0;
-        (
-            &job.idx[g.idx_off + r..g.idx_off + r + w],
-            &job.upd[g.upd_off + r..g.upd_off + r + w],
-        )
-    };
+    let rows = |kk: usize| job.rows(o, kk, i0, w);
     let n = g.n;
     if let Some(id) = job.fill {
         for kk in 0..g.k {
@@ -213,7 +377,6 @@ impl<T> RangeJob<'_, T> {
             [self.dest_base, self.upd_base],
             outer_n,
         );
-        let run = self.run_len as isize;
         while let Some([d_outer, u_outer]) = outer.next_offsets() {
             if d_outer + rmin + self.slice_lo >= hi || d_outer + rmax + self.slice_hi < lo {
                 continue; // no tuple of this outer block reaches [lo, hi)
@@ -232,26 +395,41 @@ impl<T> RangeJob<'_, T> {
                 if rel == self.skip || d0 + self.slice_lo >= hi || d0 + self.slice_hi < lo {
                     continue;
                 }
-                let mut clip = |d: isize, u: isize| {
-                    let (a, b) = (d.max(lo), (d + run).min(hi));
-                    if a < b {
-                        f(a as usize, (u + (a - d)) as usize, (b - a) as usize);
-                    }
-                };
-                if self.run_count == 1 {
-                    clip(d0, u_tuple); // the whole slice is one run (the common case)
-                    continue;
-                }
-                let mut inner = Odometer::new(
-                    self.run_shape,
-                    [self.run_dest, self.run_upd],
-                    [d0, u_tuple],
-                    self.run_count,
-                );
-                while let Some([d, u]) = inner.next_offsets() {
-                    clip(d, u);
-                }
+                self.walk_tuple(d0, u_tuple, lo, hi, &mut f);
             }
+        }
+    }
+
+    /// Calls `f(dest_pos, upd_pos, len)` for the part inside `[lo, hi)` of every run of the
+    /// slice that starts at destination position `d0` with its updates at `u0`.
+    #[inline]
+    fn walk_tuple(
+        &self,
+        d0: isize,
+        u0: isize,
+        lo: isize,
+        hi: isize,
+        f: &mut impl FnMut(usize, usize, usize),
+    ) {
+        let run = self.run_len as isize;
+        let mut clip = |d: isize, u: isize| {
+            let (a, b) = (d.max(lo), (d + run).min(hi));
+            if a < b {
+                f(a as usize, (u + (a - d)) as usize, (b - a) as usize);
+            }
+        };
+        if self.run_count == 1 {
+            clip(d0, u0); // the whole slice is one run (the common case)
+            return;
+        }
+        let mut inner = Odometer::new(
+            self.run_shape,
+            [self.run_dest, self.run_upd],
+            [d0, u0],
+            self.run_count,
+        );
+        while let Some([d, u]) = inner.next_offsets() {
+            clip(d, u);
         }
     }
 }

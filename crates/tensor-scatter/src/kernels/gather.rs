@@ -6,7 +6,7 @@
 //! parallel task owns a contiguous range of the output, so the result does not depend on the
 //! thread count.
 
-use super::DestPtr;
+use super::{DestPtr, prefetch};
 use crate::index::{IndexInt, IndexPolicy, resolve_accepted};
 use crate::par::{run_tasks, task_count};
 
@@ -103,23 +103,6 @@ pub(crate) fn run<U: Bits, I: IndexInt>(
 
 /// Rows prefetched ahead by the slice kernel (random rows of a large table are latency-bound).
 const PREFETCH_ROWS: usize = 16;
-
-/// Hints the cache to load the `bytes` (at most four lines) at `p`; a no-op elsewhere.
-#[inline(always)]
-fn prefetch<U>(p: *const U, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        for line in (0..bytes.min(256)).step_by(64) {
-            // SAFETY: SSE is part of the x86_64 baseline, and a prefetch never faults and has
-            // no effect on program state whatever the address (`wrapping_add` keeps the
-            // pointer arithmetic itself defined).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>().wrapping_add(line)) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, bytes);
-}
 
 /// The accepted-index resolver of `policy`, specialised for the default policy (every
 /// accepted value is in `[-s, s)` and wraps once), so the hot loops carry no policy match.

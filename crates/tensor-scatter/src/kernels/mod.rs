@@ -119,6 +119,11 @@ impl<'a, T: Copy> DestPtr<'a, T> {
         }
     }
 
+    /// The address of cell `i`, as a number (for alignment decisions only).
+    pub(crate) fn addr_of(self, i: usize) -> usize {
+        self.ptr.wrapping_add(i).addr()
+    }
+
     /// Reads cell `i`.
     ///
     /// # Safety
@@ -166,6 +171,35 @@ impl<'a, T: Copy> DestPtr<'a, T> {
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(i), src.len()) }
     }
 
+    /// Copies `src` into cells `[i, i + src.len())` like [`copy_in`](Self::copy_in), but
+    /// writes every whole, aligned 64-byte line of the range with non-temporal stores (they
+    /// bypass the cache and skip the read-for-ownership of the line; the partial lines at
+    /// either end are stored normally). The calling task must run [`stream_fence`] before it
+    /// ends, so that its stores are ordered before the task's completion is published.
+    ///
+    /// # Safety
+    /// As [`copy_in`](Self::copy_in).
+    #[inline(always)]
+    pub(crate) unsafe fn stream_in(self, level: crate::isa::Level, i: usize, src: &[T]) {
+        self.check(i, src.len());
+        let bytes = std::mem::size_of_val(src);
+        // SAFETY: `i + src.len()` is in bounds (checked above / the contract).
+        let dst = unsafe { self.ptr.add(i) }.cast::<u8>();
+        let head = dst.align_offset(64).min(bytes);
+        let lines = (bytes - head) / 64;
+        let tail = head + lines * 64;
+        let from = src.as_ptr().cast::<u8>();
+        // SAFETY: the three pieces `[0, head)`, `[head, tail)` and `[tail, bytes)` partition
+        // the byte range of `src` and of the destination cells, which are in bounds, owned by
+        // this task and disjoint from `src` (contract). Any bit pattern copied from a `T` is
+        // a valid `T`, byte by byte, since whole cells are copied.
+        unsafe {
+            std::ptr::copy_nonoverlapping(from, dst, head);
+            stream_lines(level, dst.add(head), from.add(head), lines);
+            std::ptr::copy_nonoverlapping(from.add(tail), dst.add(tail), bytes - tail);
+        }
+    }
+
     /// The initialised cells `[i, i + n)` as a slice.
     ///
     /// # Safety
@@ -179,6 +213,78 @@ impl<'a, T: Copy> DestPtr<'a, T> {
         // SAFETY: per the contract: in bounds, initialised, exclusively borrowed for 's.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i), n) }
     }
+}
+
+/// Copies `lines` 64-byte lines from `src` to the 64-byte-aligned `dst` with non-temporal
+/// stores (two 32-byte AVX stores per line where AVX2 is active, else four SSE2 stores); a
+/// plain copy off x86-64.
+///
+/// # Safety
+/// `dst` is 64-byte aligned, both ranges are valid for `64 * lines` bytes and do not overlap.
+#[inline(always)]
+unsafe fn stream_lines(level: crate::isa::Level, dst: *mut u8, src: *const u8, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        #[target_feature(enable = "avx2")]
+        unsafe fn v3(dst: *mut u8, src: *const u8, lines: usize) {
+            for at in (0..64 * lines).step_by(32) {
+                // SAFETY: the 32 bytes at `at` lie in both valid ranges (caller), and
+                // `dst + at` is 32-aligned (`dst` is 64-aligned).
+                unsafe {
+                    let v = _mm256_loadu_si256(src.add(at).cast());
+                    _mm256_stream_si256(dst.add(at).cast(), v);
+                }
+            }
+        }
+        if level.isa() != crate::isa::Isa::Baseline {
+            // SAFETY: a `Level` above the baseline is only made on a CPU with AVX2; the
+            // ranges are the caller's.
+            return unsafe { v3(dst, src, lines) };
+        }
+        for at in (0..64 * lines).step_by(16) {
+            // SAFETY: SSE2 is part of the x86-64 baseline; the 16 bytes at `at` lie in both
+            // valid ranges and `dst + at` is 16-aligned (`dst` is 64-aligned).
+            unsafe {
+                let v = _mm_loadu_si128(src.add(at).cast());
+                _mm_stream_si128(dst.add(at).cast(), v);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = level;
+        // SAFETY: the caller's ranges, valid and disjoint.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, 64 * lines) };
+    }
+}
+
+/// Orders this thread's earlier non-temporal stores ([`DestPtr::stream_in`]) before its later
+/// stores, so a task that ends with it publishes finished cells; a no-op off x86-64.
+#[inline(always)]
+pub(crate) fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of the x86-64 baseline; a fence has no other effect.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// Hints the cache to load the `bytes` (at most four lines) at `p`; a no-op elsewhere.
+#[inline(always)]
+pub(crate) fn prefetch<U>(p: *const U, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        for line in (0..bytes.min(256)).step_by(64) {
+            // SAFETY: SSE is part of the x86_64 baseline, and a prefetch never faults and has
+            // no effect on program state whatever the address (`wrapping_add` keeps the
+            // pointer arithmetic itself defined).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>().wrapping_add(line)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, bytes);
 }
 
 /// A vector of `n` cells, initialised by `f` through a [`DestPtr`] (no zero-fill pass, and the

@@ -472,8 +472,9 @@ fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<f
 
 /// A plan ready for a fast kernel.
 enum Prepared {
-    /// Column tiles; the indices were range-checked in place (no resolved copy).
-    Elem(fast::ElemGeom),
+    /// Column tiles, staged or not (see [`fast::ElemJob::staged`]); the indices were
+    /// range-checked in place (no resolved copy).
+    Elem { g: fast::ElemGeom, staged: bool },
     /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
     /// any write), so nothing was checked yet.
     ElemRadix {
@@ -488,19 +489,34 @@ enum Prepared {
 /// `4 + size_of::<T>()` bytes per update).
 const RADIX_MAX_UPDATES: usize = 1 << 24;
 
-/// Chooses the element-scatter kernel: buckets for destinations larger than a cache tile
-/// (random writes into them would each cost a cache line from memory, and column tiles of a
-/// power-of-two-strided matrix thrash the cache sets), column tiles otherwise.
-fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions) -> Option<Prepared> {
+/// Chooses the element-scatter kernel for a destination larger than a cache tile (smaller
+/// ones are one contiguous tile, updated in place). Random writes into it would each cost a
+/// cache line from memory, and column tiles of a power-of-two-strided matrix thrash the cache
+/// sets, so:
+/// * *staged column tiles* when a tile one cache line wide, all `n` rows of it, fits the tile
+///   budget and most of the destination is written anyway (`copying`: the copy of `data` is
+///   fused into the kernel; or at least one update per destination line); they move the
+///   minimum bytes;
+/// * otherwise *buckets* (the radix kernel), which touch only the destination blocks that
+///   updates reach, at the price of writing and re-reading every update once more;
+/// * plain column tiles where neither applies (an identity fill, or too many updates to
+///   bucket at once).
+fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions, copying: bool) -> Prepared {
     let size = std::mem::size_of::<T>().max(1);
+    let line = crate::par::line_cells::<T>();
     let fill = opts.reduction != Reduction::None && !opts.include_self;
     let total = g.outer.saturating_mul(g.n).saturating_mul(g.inner);
     let count = g.outer.saturating_mul(g.k).saturating_mul(g.inner);
-    if fill
-        || g.n.saturating_mul(g.inner).saturating_mul(size) <= crate::par::TILE_BYTES
-        || count > RADIX_MAX_UPDATES
-    {
-        return None;
+    if g.n.saturating_mul(g.inner).saturating_mul(size) <= crate::par::TILE_BYTES {
+        return Prepared::Elem { g, staged: false };
+    }
+    let stageable = g.n.saturating_mul(line).saturating_mul(size) <= crate::par::TILE_BYTES;
+    let dense = copying || count.saturating_mul(line) >= total;
+    if stageable && dense {
+        return Prepared::Elem { g, staged: true };
+    }
+    if fill || count > RADIX_MAX_UPDATES {
+        return Prepared::Elem { g, staged: false };
     }
     // About L2-sized blocks, at most ~256 of them (each chunk keeps one bucket per block).
     let small = if cfg!(test) {
@@ -508,11 +524,13 @@ fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions) -> Option<Prepared
     } else {
         crate::par::TILE_BYTES / size
     };
-    let block = small.max(total.div_ceil(256)).checked_next_power_of_two()?;
-    (block <= 1 << 32).then_some(Prepared::ElemRadix {
-        g,
-        block_cells: block,
-    })
+    match small.max(total.div_ceil(256)).checked_next_power_of_two() {
+        Some(block) if block <= 1 << 32 => Prepared::ElemRadix {
+            g,
+            block_cells: block,
+        },
+        _ => Prepared::Elem { g, staged: false },
+    }
 }
 
 /// The index pass of the fast strategies.
@@ -523,15 +541,16 @@ fn prepare<T, I: IndexInt>(
     indices: &TensorView<'_, I>,
     upd: &Layout,
     opts: &ScatterOptions,
+    copying: bool,
 ) -> Result<Prepared> {
     if let Some(axis) = plan.elem_axis
         && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
     {
-        if let Some(p) = elem_strategy::<T>(g, opts) {
-            return Ok(p);
+        let p = elem_strategy::<T>(g, opts, copying);
+        if let Prepared::Elem { .. } = p {
+            validate_flat(plan, indices, opts)?;
         }
-        validate_flat(plan, indices, opts)?;
-        return Ok(Prepared::Elem(g));
+        return Ok(p);
     }
     let mut resolved = resolve_indices(plan, indices, opts.index_policy)?;
     let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
@@ -710,20 +729,22 @@ fn run_fast<T: Element, I: IndexInt>(
                 src,
                 policy: opts.index_policy,
                 fill: None,
+                staged: false,
             };
             let buckets = fast::radix_bucket(&job, block_cells, threads)
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
             with_combiner!(r, C => fast::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
             Ok(())
         }
-        Prepared::Elem(g) => {
+        &Prepared::Elem { g, staged } => {
             let job = fast::ElemJob {
-                g: *g,
+                g,
                 idx: indices.data,
                 upd: updates.data,
                 src,
                 policy: opts.index_policy,
                 fill,
+                staged,
             };
             with_combiner!(r, C => fast::elements::<T, I, C>(&job, dest, threads));
             Ok(())
@@ -825,10 +846,17 @@ fn run_into<T: Element, I: IndexInt>(
         return Ok(());
     }
     if fast_supported::<T>(opts) {
-        let prep = prepare::<T, I>(plan, dest_layout, indices, &updates.layout, opts)?;
         let fused = copy_from
             .filter(|_| is_contiguous(dest_layout))
             .and_then(contiguous_data);
+        let prep = prepare::<T, I>(
+            plan,
+            dest_layout,
+            indices,
+            &updates.layout,
+            opts,
+            fused.is_some(),
+        )?;
         if let (Some(d), None) = (copy_from, fused) {
             if let Prepared::ElemRadix { .. } = prep {
                 // The radix kernel checks indices in its first pass; the copy comes earlier.
@@ -881,7 +909,7 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
         && updates.layout.numel > 0
         && let Some(src) = contiguous_data(data)
     {
-        let prep = prepare::<T, I>(&plan, &dest_layout, indices, &updates.layout, opts)?;
+        let prep = prepare::<T, I>(&plan, &dest_layout, indices, &updates.layout, opts, true)?;
         // SAFETY: with `src` given, every fast kernel that returns Ok copied every cell of the
         // contiguous destination (tiles, blocks and ranges each partition all of it) before
         // updating it.
