@@ -416,6 +416,10 @@ def write_report(results, names, threads, systems, out_dir, scale):
                 if s == "floor":
                     continue
                 r = results.get((name, n, s), {})
+                if W.is_gather({"op": json.loads((out_dir / "data" / f"{name}.json").read_text())["op"]}) \
+                        and s == "tensor-scatter (in place)":
+                    cells.append("-")  # a gather has no in-place form
+                    continue
                 if "unsupported" in r:
                     cells.append("n/s")
                     continue

@@ -193,7 +193,9 @@ fn tract(args: &[String]) -> Res<()> {
     let shape = result.shape().to_vec();
     let bytes = result.as_bytes();
     CTensor::from_raw_buffer(bytes, dt, &shape, &Device::Cpu)?.write_npy(out)?;
-    println!("{{\"median_ms\":{med:.4},\"min_ms\":{min:.4},\"runs\":{runs},\"variant\":\"tract\"}}");
+    println!(
+        "{{\"median_ms\":{med:.4},\"min_ms\":{min:.4},\"runs\":{runs},\"variant\":\"tract\"}}"
+    );
     Ok(())
 }
 
@@ -201,13 +203,21 @@ fn tract(args: &[String]) -> Res<()> {
 fn candle_bytes(t: &Tensor) -> Res<Vec<u8>> {
     let flat = t.flatten_all()?;
     Ok(match t.dtype() {
-        DType::F32 => flat.to_vec1::<f32>()?.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DType::F32 => flat
+            .to_vec1::<f32>()?
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect(),
         DType::F16 => flat
             .to_vec1::<half::f16>()?
             .iter()
             .flat_map(|x| x.to_le_bytes())
             .collect(),
-        DType::I64 => flat.to_vec1::<i64>()?.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DType::I64 => flat
+            .to_vec1::<i64>()?
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect(),
         other => return Err(format!("dtype {other:?}").into()),
     })
 }

@@ -366,7 +366,17 @@ pub(crate) struct RangeJob<'a, T> {
 impl<T> RangeJob<'_, T> {
     /// Calls `f(dest_pos, upd_pos, len)` for the part inside `[lo, hi)` of every run, in
     /// application order.
-    fn walk_owned(&self, lo: isize, hi: isize, mut f: impl FnMut(usize, usize, usize)) {
+    ///
+    /// `ahead(pos)` is called with the first destination position of the slice
+    /// [`TUPLE_LOOKAHEAD`] tuples later, when it lies in `[lo, hi)`, so the caller can
+    /// prefetch it: the slices of a large scatter land on random, long-evicted lines.
+    fn walk_owned(
+        &self,
+        lo: isize,
+        hi: isize,
+        mut f: impl FnMut(usize, usize, usize),
+        mut ahead: impl FnMut(usize),
+    ) {
         let Some((rmin, rmax)) = self.rel_range.filter(|_| self.run_count > 0) else {
             return; // no runs, no tuples, or every tuple dropped
         };
@@ -387,10 +397,16 @@ impl<T> RangeJob<'_, T> {
                 [u_outer],
                 self.resolved.len(),
             );
-            for &rel in self.resolved {
+            for (t, &rel) in self.resolved.iter().enumerate() {
                 let Some([u_tuple]) = tuples.next_offsets() else {
                     break;
                 };
+                if let Some(&next) = self.resolved.get(t + TUPLE_LOOKAHEAD) {
+                    let p = d_outer + next;
+                    if next != self.skip && p >= lo && p < hi {
+                        ahead(p as usize);
+                    }
+                }
                 let d0 = d_outer + rel;
                 if rel == self.skip || d0 + self.slice_lo >= hi || d0 + self.slice_hi < lo {
                     continue;
@@ -433,6 +449,9 @@ impl<T> RangeJob<'_, T> {
         }
     }
 }
+
+/// How many tuples ahead [`RangeJob::walk_owned`] offers a slice for prefetching.
+const TUPLE_LOOKAHEAD: usize = 8;
 
 /// The lowest and highest entry of `resolved` other than `skip`; `None` when there is none.
 pub(crate) fn rel_range(resolved: &[isize], skip: isize) -> Option<(isize, isize)> {
@@ -480,18 +499,22 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
             unsafe { dest.copy_in(lo, &src[a..b]) };
         }
         let (lo, hi) = (lo as isize, hi as isize);
+        let run_bytes = job.run_len * size;
+        let ahead = |d: usize| super::prefetch(dest.addr_at(d), run_bytes);
         if let Some(id) = job.fill {
-            job.walk_owned(lo, hi, |d, _, len| {
+            let fill = |d, _, len| {
                 // SAFETY: the clipped run is inside [lo, hi), owned by this task, and inside
                 // the destination view (proven by the view checks and the index pass).
                 unsafe { dest.slice_mut(d, len) }.fill(id);
-            });
+            };
+            job.walk_owned(lo, hi, fill, ahead);
         }
-        job.walk_owned(lo, hi, |d, u, len| {
+        let apply = |d, u: usize, len| {
             // SAFETY: as above; the cells are initialised (copied above or by the caller).
             let dst = unsafe { dest.slice_mut(d, len) };
             combine_slices::<T, C>(dst, &job.upd[u..u + len]);
-        });
+        };
+        job.walk_owned(lo, hi, apply, ahead);
     });
 }
 
