@@ -409,15 +409,15 @@ def write_report(results, names, threads, systems, out_dir, scale):
                   " | best peer | ours / best peer | ours / floor |",
                   "|---|---|" + "---|" * (len(systems) - 1) + "---|---|---|"]
         for name in names:
-            nbytes = json.loads((out_dir / "data" / f"{name}.json").read_text())["bytes"]
+            meta = json.loads((out_dir / "data" / f"{name}.json").read_text())
+            nbytes = meta["bytes"]
             floor = results.get((name, n, "floor"), {}).get("median_ms")
             cells, best = [], None
             for s in systems:
                 if s == "floor":
                     continue
                 r = results.get((name, n, s), {})
-                if W.is_gather({"op": json.loads((out_dir / "data" / f"{name}.json").read_text())["op"]}) \
-                        and s == "tensor-scatter (in place)":
+                if W.is_gather(meta) and s == "tensor-scatter (in place)":
                     cells.append("-")  # a gather has no in-place form
                     continue
                 if "unsupported" in r:

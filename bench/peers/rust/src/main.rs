@@ -87,6 +87,7 @@ fn candle(args: &[String]) -> Res<()> {
         }
         "scatter_elements" | "scatter_nd" => {
             let upd = upd.as_ref().ok_or("updates")?;
+            let rows = idx.flatten_all()?; // ScatterND's row indices, for `index_add`
             // candle's scatters take one index per update element: ScatterND rows need the
             // row index repeated along the row (built once, outside the timing).
             let idx = if op == "scatter_nd" {
@@ -95,7 +96,6 @@ fn candle(args: &[String]) -> Res<()> {
                 idx.clone()
             };
             if op == "scatter_nd" && add {
-                let rows = Tensor::read_npy(&args[4])?.flatten_all()?;
                 let data = data.clone();
                 variants.push(Variant {
                     name: "index_add",

@@ -111,7 +111,7 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
     // line). One extra tile per block holds what the shift pushes past the last one.
     let per_o = g.inner.div_ceil(width) + usize::from(staged);
     let shift = |o: usize| {
-        let phase = dest.addr_of(g.dest_off + o * g.n * g.inner) % 64;
+        let phase = dest.addr_at(g.dest_off + o * g.n * g.inner).addr() % 64;
         if staged && phase.is_multiple_of(size) {
             (64 - phase) % 64 / size
         } else {
@@ -237,9 +237,11 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
     for kk in 0..g.k {
         if kk + STAGE_PREFETCH_ROWS < g.k {
             let r = (o * g.k + kk + STAGE_PREFETCH_ROWS) * g.inner + i0;
-            let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r);
-            super::prefetch(ip, 256);
-            super::prefetch(ip.wrapping_add(256 / std::mem::size_of::<I>().max(1)), 256);
+            let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r).cast::<u8>();
+            // The first 512 bytes of the index row (`prefetch` takes 256 at a time).
+            for at in (0..(w * std::mem::size_of::<I>()).min(512)).step_by(256) {
+                super::prefetch(ip.wrapping_add(at), 256);
+            }
             super::prefetch(job.upd.as_ptr().wrapping_add(g.upd_off + r), 256);
         }
         let (irow, urow) = rows(kk);

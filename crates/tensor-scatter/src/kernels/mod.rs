@@ -119,13 +119,8 @@ impl<'a, T: Copy> DestPtr<'a, T> {
         }
     }
 
-    /// The address of cell `i`, as a number (for alignment decisions only).
-    pub(crate) fn addr_of(self, i: usize) -> usize {
-        self.addr_at(i).addr()
-    }
-
-    /// The address of cell `i` as a pointer for prefetch hints only (never dereferenced;
-    /// `wrapping_add` keeps it defined whatever `i`).
+    /// The address of cell `i`, for prefetch hints and alignment decisions only (never
+    /// dereferenced; `wrapping_add` keeps it defined whatever `i`).
     pub(crate) fn addr_at(self, i: usize) -> *const T {
         self.ptr.wrapping_add(i)
     }
