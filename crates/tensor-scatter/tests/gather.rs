@@ -47,6 +47,81 @@ fn embedding_lookup_at_real_thresholds_matches_a_loop_for_every_thread_count() {
     }
 }
 
+/// Lookup of `idx` rows of `width` cells from a `rows`-row table, by a hand-written loop:
+/// negative indices wrap once, then out-of-range rows are clamped or filled with `fill`.
+fn lookup_loop<T: Copy>(table: &[T], width: usize, idx: &[i64], clamp: bool, fill: T) -> Vec<T> {
+    let rows = (table.len() / width) as i64;
+    let mut want = Vec::with_capacity(idx.len() * width);
+    for &i in idx {
+        let w = if i < 0 { i + rows } else { i };
+        match (w, clamp) {
+            (0.., _) if w < rows => {
+                want.extend_from_slice(&table[w as usize * width..][..width]);
+            }
+            (_, true) => {
+                let r = w.clamp(0, rows - 1) as usize;
+                want.extend_from_slice(&table[r * width..][..width]);
+            }
+            (_, false) => want.extend(std::iter::repeat_n(fill, width)),
+        }
+    }
+    want
+}
+
+/// Wide-row lookups (one index axis, no leading dims, rows of at least a cache line) take a
+/// dedicated loop: check it over row widths around a line and past the inline-copy limit,
+/// every out-of-range policy, thread counts and instruction-set levels.
+fn wide_row_lookups<T: tensor_scatter::Element + PartialEq + std::fmt::Debug>(
+    widths: &[usize],
+    cell: impl Fn(usize) -> T,
+    fill: T,
+) {
+    use tensor_scatter::isa::{Isa, with_isa};
+    let (rows, n) = (3000usize, 9000usize);
+    for &width in widths {
+        let table: Vec<T> = (0..rows * width).map(&cell).collect();
+        let mut idx = lcg(11, n, rows as u64 * 3);
+        for v in idx.iter_mut() {
+            *v -= rows as i64 + 7; // in [-rows-7, 2 rows-7): wrapped, in range and past both ends
+        }
+        let tv = TensorView::new(&table, &[rows, width]).unwrap();
+        let iv = TensorView::new(&idx, &[n]).unwrap();
+        for (policy, clamp) in [
+            (GatherOutOfRange::Clamp, true),
+            (GatherOutOfRange::Fill, false),
+        ] {
+            let want = lookup_loop(&table, width, &idx, clamp, fill);
+            for isa in [Isa::Baseline, Isa::Avx2, Isa::Avx512] {
+                for threads in [1, 2, 3] {
+                    let opts = GatherOptions::new()
+                        .out_of_range(policy)
+                        .fill_value(fill)
+                        .par(Par::threads_exact(threads));
+                    let Ok(got) = with_isa(isa, || gather(&tv, &iv, &opts).unwrap()) else {
+                        continue; // this CPU lacks the level
+                    };
+                    assert!(
+                        got.as_slice() == want.as_slice(),
+                        "width {width}, {policy:?}, {isa:?}, {threads} threads"
+                    );
+                }
+            }
+        }
+        // The default policy refuses the out-of-range rows, naming the first one.
+        let err = gather(&tv, &iv, &GatherOptions::new()).unwrap_err();
+        assert!(err.is_index_out_of_range(), "{err}");
+    }
+}
+
+#[test]
+fn wide_row_lookups_match_a_loop_for_every_policy_thread_count_and_isa() {
+    // f32 rows of 64 to 2,400 bytes (past the 1,024-byte inline copy), u8 rows of exactly a
+    // line, f64 rows past the inline copy.
+    wide_row_lookups(&[16, 17, 64, 600], |v| v as f32, -1.5f32);
+    wide_row_lookups(&[64, 65], |v| v as u8, 0xAAu8);
+    wide_row_lookups(&[300], |v| v as f64, f64::INFINITY);
+}
+
 #[test]
 fn take_along_axis_at_real_thresholds_matches_a_loop() {
     let (r, c, k) = (300usize, 700usize, 250usize);

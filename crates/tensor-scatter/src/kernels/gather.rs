@@ -164,6 +164,37 @@ super::simd::multiversion! {
         resolve: R,
     ) -> () {
         let k = g.comps.len();
+        let row_bytes = g.slice * std::mem::size_of::<U>();
+        if k == 1 && g.lead_n == 1 && g.slice >= crate::par::line_cells::<U>() {
+            // One axis, no leading dims, rows of at least a cache line (an embedding lookup):
+            // row r reads index r, so a tight loop without the cursor and ring keeps more
+            // rows in flight. (A line is 4 bytes in the unit-test build, so the property
+            // tests reach this loop too.)
+            let c = g.comps[0];
+            let row_of = |r: usize| resolve(job.idx[r].to_i64_sat(), c.size).map(|p| p * c.stride);
+            for r in r0..r1 {
+                if r + PREFETCH_ROWS < r1
+                    && let Some(off) = row_of(r + PREFETCH_ROWS)
+                {
+                    prefetch(job.data.as_ptr().wrapping_add(off), row_bytes);
+                }
+                let o = r * g.slice;
+                match row_of(r) {
+                    // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong to
+                    // this task alone, and lie inside the `rows * slice` cells of `dest`.
+                    None => (o..o + g.slice).for_each(|i| unsafe { dest.set(i, job.fill) }),
+                    Some(off) if row_bytes <= INLINE_ROW_BYTES => {
+                        for (i, &v) in job.data[off..off + g.slice].iter().enumerate() {
+                            // SAFETY: as above.
+                            unsafe { dest.set(o + i, v) };
+                        }
+                    }
+                    // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
+                    Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) },
+                }
+            }
+            return;
+        }
         // The data offset of the tuple at cursor `c`, or None for a filled slice.
         let offset = |c: &Cursor| {
             let ib = (c.batch * g.tuple_n + c.t) * k;
@@ -176,7 +207,6 @@ super::simd::multiversion! {
             }
             off
         };
-        let row_bytes = g.slice * std::mem::size_of::<U>();
         let ahead = k == 1 && row_bytes >= 64;
         // Offsets are resolved PREFETCH_ROWS rows ahead (and their rows prefetched), kept in
         // a ring until their row is copied: one index read per row.
