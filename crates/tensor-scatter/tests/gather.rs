@@ -77,7 +77,8 @@ fn wide_row_lookups<T: tensor_scatter::Element + PartialEq + std::fmt::Debug>(
     fill: T,
 ) {
     use tensor_scatter::isa::{Isa, with_isa};
-    let (rows, n) = (3000usize, 9000usize);
+    // n rows of at least 64 + 8 bytes each: past the 1 MiB parallel threshold.
+    let (rows, n) = (3000usize, 20_000usize);
     for &width in widths {
         let table: Vec<T> = (0..rows * width).map(&cell).collect();
         let mut idx = lcg(11, n, rows as u64 * 3);
@@ -108,8 +109,16 @@ fn wide_row_lookups<T: tensor_scatter::Element + PartialEq + std::fmt::Debug>(
             }
         }
         // The default policy refuses the out-of-range rows, naming the first one.
+        let first = idx
+            .iter()
+            .position(|&i| i < -(rows as i64) || i >= rows as i64)
+            .unwrap();
         let err = gather(&tv, &iv, &GatherOptions::new()).unwrap_err();
-        assert!(err.is_index_out_of_range(), "{err}");
+        assert!(
+            matches!(err.kind(), ErrorKind::IndexOutOfRange { position, value, .. }
+                if position == &[first] && *value == i128::from(idx[first])),
+            "{err}"
+        );
     }
 }
 
