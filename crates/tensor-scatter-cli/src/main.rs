@@ -34,9 +34,10 @@ use std::time::Instant;
 
 use tensor_scatter::half::{bf16, f16};
 use tensor_scatter::{
-    Accumulation, DType, DynGatherOptions, DynTensor, GatherOp, GatherOutOfRange, IndexPolicy,
-    NegativeIndices, OutOfRange, Reduction, ScatterOp, ScatterOptions, default_threads, gather_dyn,
-    gather_dyn_into, scatter_dyn, scatter_dyn_into, scatter_dyn_out, set_default_threads,
+    Accumulation, Buffer, DType, DynGatherOptions, DynTensor, GatherOp, GatherOutOfRange,
+    IndexPolicy, NegativeIndices, OutOfRange, Reduction, ScatterOp, ScatterOptions,
+    default_threads, gather_dyn, gather_dyn_into, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+    set_default_threads,
 };
 
 #[derive(Parser)]
@@ -421,7 +422,7 @@ fn run_gather(op: GatherOp, a: &GatherArgs) -> Result<(), Failure> {
     set_default_threads(a.threads);
     let out = gather_dyn(op, &data, &indices, &opts).map_err(|e| Failure(e.to_string()))?;
     if a.repeat > 0 {
-        let mut dest = out.clone();
+        let mut dest = huge_clone(&out)?;
         let mut times = Vec::with_capacity(a.repeat);
         for run in 0..=a.repeat {
             let t = Instant::now();
@@ -440,6 +441,27 @@ fn run_gather(op: GatherOp, a: &GatherArgs) -> Result<(), Failure> {
         print_timing(op.name(), "out", &times);
     }
     npy::write_atomic(&a.out, &out).map_err(|e| Failure(format!("--out: {e}")))
+}
+
+/// A copy of `t` in memory advised to use transparent huge pages, like the CLI's inputs and
+/// the library's allocated outputs: the `--repeat` destination (a plain clone would sit on
+/// 4 KiB pages, and column tiles of a large matrix touch a new page every row).
+fn huge_clone(t: &DynTensor) -> Result<DynTensor, Failure> {
+    macro_rules! copy {
+        ($($v:ident),*) => {
+            match t.buffer() {
+                $(Buffer::$v(x) => {
+                    let mut v = tensor_scatter::vec_with_huge_pages(x.len());
+                    v.extend_from_slice(x);
+                    Buffer::$v(v)
+                })*
+            }
+        };
+    }
+    let buffer = copy!(
+        F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, Bool
+    );
+    DynTensor::new(buffer, t.shape()).map_err(|e| Failure(e.to_string()))
 }
 
 /// Whether `--repeat` compares run `run` (0 = the warm-up) with the first result: the warm-up
@@ -534,11 +556,11 @@ fn time_runs(
     a: &OpArgs,
 ) -> Result<Vec<f64>, Failure> {
     let fail = |e: tensor_scatter::Error| Failure(e.to_string());
-    let mut dest = data.clone();
+    let mut dest = huge_clone(data)?;
     let mut times = Vec::with_capacity(a.repeat);
     for run in 0..=a.repeat {
         let elapsed = if a.time_in_place {
-            dest.clone_from(data);
+            dest = huge_clone(data)?;
             let t = Instant::now();
             scatter_dyn_into(op, &mut dest, indices, updates, opts).map_err(fail)?;
             t.elapsed()
