@@ -178,20 +178,9 @@ super::simd::multiversion! {
                 {
                     prefetch(job.data.as_ptr().wrapping_add(off), row_bytes);
                 }
-                let o = r * g.slice;
-                match row_of(r) {
-                    // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong to
-                    // this task alone, and lie inside the `rows * slice` cells of `dest`.
-                    None => (o..o + g.slice).for_each(|i| unsafe { dest.set(i, job.fill) }),
-                    Some(off) if row_bytes <= INLINE_ROW_BYTES => {
-                        for (i, &v) in job.data[off..off + g.slice].iter().enumerate() {
-                            // SAFETY: as above.
-                            unsafe { dest.set(o + i, v) };
-                        }
-                    }
-                    // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
-                    Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) },
-                }
+                // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong to this
+                // task alone, and lie inside the `rows * slice` cells of `dest`.
+                unsafe { put_row(dest, job, r * g.slice, g.slice, row_of(r)) };
             }
             return;
         }
@@ -228,27 +217,43 @@ super::simd::multiversion! {
             if r + PREFETCH_ROWS < r1 {
                 ahead_of(r + PREFETCH_ROWS, &mut ring);
             }
-            let o = r * g.slice;
-            match off {
-                None => {
-                    for i in o..o + g.slice {
-                        // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong to
-                        // this task alone, and lie inside the `rows * slice` cells of `dest`.
-                        unsafe { dest.set(i, job.fill) };
-                    }
-                }
-                // SAFETY: as above (one cell).
-                Some(off) if g.slice == 1 => unsafe { dest.set(o, job.data[off]) },
-                Some(off) if row_bytes <= INLINE_ROW_BYTES => {
-                    for (i, &v) in job.data[off..off + g.slice].iter().enumerate() {
-                        // SAFETY: as above.
-                        unsafe { dest.set(o + i, v) };
-                    }
-                }
-                // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
-                Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + g.slice]) },
+            // SAFETY: rows [r0, r1) and so cells [r0 * slice, r1 * slice) belong to this task
+            // alone, and lie inside the `rows * slice` cells of `dest`.
+            unsafe { put_row(dest, job, r * g.slice, g.slice, off) };
+        }
+    }
+}
+
+/// Writes output cells `[o, o + slice)`: the data row at `off`, or the fill value for `None`.
+/// Inlined into each instruction-set version of the slice loops.
+///
+/// # Safety
+/// Cells `[o, o + slice)` lie inside `dest` and belong to the calling task alone.
+#[inline(always)]
+unsafe fn put_row<U: Bits, I>(
+    dest: DestPtr<'_, U>,
+    job: &Job<'_, U, I>,
+    o: usize,
+    slice: usize,
+    off: Option<usize>,
+) {
+    match off {
+        None => {
+            for i in o..o + slice {
+                // SAFETY: cell i is in [o, o + slice): inside `dest`, ours (contract).
+                unsafe { dest.set(i, job.fill) };
             }
         }
+        // SAFETY: as above (one cell).
+        Some(off) if slice == 1 => unsafe { dest.set(o, job.data[off]) },
+        Some(off) if slice * std::mem::size_of::<U>() <= INLINE_ROW_BYTES => {
+            for (i, &v) in job.data[off..off + slice].iter().enumerate() {
+                // SAFETY: as above.
+                unsafe { dest.set(o + i, v) };
+            }
+        }
+        // SAFETY: as above; `job.data` is a shared borrow distinct from `dest`.
+        Some(off) => unsafe { dest.copy_in(o, &job.data[off..off + slice]) },
     }
 }
 
