@@ -82,8 +82,7 @@ def sys_numpy(w, n):
     out = np.empty_like(d)
     op, red = w["op"], w["reduction"]
     if op == "scatter_elements":
-        cols = None if d.ndim == 1 else np.broadcast_to(np.arange(d.shape[1]), i.shape)
-        key = i if cols is None else (i, cols)
+        key = W.elements_key(w, i)
     elif op == "scatter_nd":
         key = i[:, 0]
     else:
@@ -114,7 +113,8 @@ def sys_torch(w, n):
     out = torch.empty_like(d)
     op, red = w["op"], w["reduction"]
     if op == "scatter_elements":
-        g = (lambda: out.scatter_add_(0, i, u)) if red == "add" else (lambda: out.scatter_(0, i, u))
+        a = w["axis"]
+        g = (lambda: out.scatter_add_(a, i, u)) if red == "add" else (lambda: out.scatter_(a, i, u))
     elif op == "scatter_nd":
         r = i[:, 0].contiguous()
         g = (lambda: out.index_add_(0, r, u)) if red == "add" else (lambda: out.index_copy_(0, r, u))
@@ -142,7 +142,7 @@ def onnx_model(w):
         kind = "Gather" if op == "gather" else "GatherElements"
         node = helper.make_node(kind, ["data", "indices"], ["out"], axis=w["axis"])
     elif op == "scatter_elements":
-        node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["out"], axis=0, reduction=red)
+        node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["out"], axis=w["axis"], reduction=red)
     elif op == "scatter_nd":
         node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["out"], reduction=red)
     else:  # ScatterUpdate has no ONNX op: ScatterND over (b, idx) tuples
@@ -197,7 +197,7 @@ def sys_openvino(w, n):
     pi = ops.parameter(i.shape, np.int64, name="indices")
     pu = ops.parameter(u.shape, u.dtype, name="updates")
     if op == "scatter_elements":
-        node = ops.scatter_elements_update(pd, pi, pu, ops.constant(np.int64(0)),
+        node = ops.scatter_elements_update(pd, pi, pu, ops.constant(np.int64(w["axis"])),
                                            "sum" if red == "add" else "none")
     elif op == "scatter_nd":
         node = ops.scatter_nd_update(pd, pi, pu, "sum" if red == "add" else "none")
@@ -234,9 +234,12 @@ def sys_jax(w, n):
     if op == "scatter_elements":
         if w["data"].ndim == 1:
             key = lambda i: i
-        else:
+        elif w["axis"] == 0:
             cols = jnp.broadcast_to(jnp.arange(w["data"].shape[1]), w["indices"].shape)
             key = lambda i: (i, cols)
+        else:
+            rows = jnp.broadcast_to(jnp.arange(w["data"].shape[0])[:, None], w["indices"].shape)
+            key = lambda i: (rows, i)
     elif op == "scatter_nd":
         key = lambda i: i[:, 0]
     else:

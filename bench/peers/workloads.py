@@ -1,4 +1,6 @@
-"""The benchmark workloads W1-W6 (see ../../BENCHMARKS.md and shared research perf.md).
+"""The benchmark workloads: W1-W6 and the gathers G1-G2 from the issues (see ../../BENCHMARKS.md
+and shared research perf.md), plus W7 and G3, the element scatter and the gather along the last
+axis, where an early version of tensor-scatter was 3x slower than PyTorch.
 
 Every workload is built from a fixed seed with whole-number values, so every reduction is
 exact in every summation order and all systems must agree bit for bit.
@@ -6,7 +8,7 @@ exact in every summation order and all systems must agree bit for bit.
 import numpy as np
 
 # `make(name, scale)` builds one; `scale` shrinks the sizes for smoke runs.
-WORKLOADS = ["W1", "W2", "W3a", "W3b", "W4", "W5", "W6", "G1", "G2"]
+WORKLOADS = ["W1", "W2", "W3a", "W3b", "W4", "W5", "W6", "W7", "G1", "G2", "G3"]
 
 DESCRIPTIONS = {
     "W1": "ScatterElements axis 0, f32 data [4096,4096], idx [1024,4096] unique per column, none",
@@ -16,8 +18,10 @@ DESCRIPTIONS = {
     "W4": "ScatterUpdate axis 1, f32 data [1000,256,10,15], idx [125,20]",
     "W5": "1-D scatter-add, f32 data [1e6], idx [1e7] random",
     "W6": "W1 in f16",
+    "W7": "ScatterElements axis 1 (the last), f32 data [4096,4096], idx [4096,1024] random, add",
     "G1": "Gather (embedding lookup), f32 table [1e6,64], idx [1e5] random rows",
     "G2": "GatherElements (take_along_axis) axis 1, f32 data [4096,4096], idx [4096,1024] random",
+    "G3": "Gather axis 1 (index_select on the last dim), f32 data [4096,4096], idx [1024] random",
 }
 
 
@@ -41,6 +45,12 @@ def make(name, scale=1.0):
         upd = ints(rng, (k, m), dt)
         red = "add" if name == "W2" else "none"
         return dict(op="scatter_elements", axis=0, reduction=red, data=data, indices=idx, updates=upd)
+    if name == "W7":
+        n, k = s(4096), s(1024)
+        data = ints(rng, (n, n), np.float32)
+        idx = rng.integers(0, n, size=(n, k), dtype=np.int64)
+        upd = ints(rng, (n, k), np.float32)
+        return dict(op="scatter_elements", axis=1, reduction="add", data=data, indices=idx, updates=upd)
     if name in ("W3a", "W3b"):
         n, k = s(1_000_000), s(100_000)
         data = ints(rng, (n, 64), np.float32)
@@ -75,7 +85,23 @@ def make(name, scale=1.0):
         data = ints(rng, (n, n), np.float32)
         idx = rng.integers(0, n, size=(n, k), dtype=np.int64)
         return dict(op="gather_elements", axis=1, reduction="none", data=data, indices=idx)
+    if name == "G3":
+        n, k = s(4096), s(1024)
+        data = ints(rng, (n, n), np.float32)
+        idx = rng.integers(0, n, size=(k,), dtype=np.int64)
+        return dict(op="gather", axis=1, reduction="none", data=data, indices=idx)
     raise KeyError(name)
+
+
+def elements_key(w, idx):
+    """The NumPy index of a 1-D or 2-D ScatterElements: `idx` along the axis, the other
+    coordinate broadcast."""
+    data = w["data"]
+    if data.ndim == 1:
+        return idx
+    if w["axis"] == 0:
+        return (idx, np.broadcast_to(np.arange(data.shape[1]), idx.shape))
+    return (np.broadcast_to(np.arange(data.shape[0])[:, None], idx.shape), idx)
 
 
 def is_gather(w):
@@ -91,17 +117,11 @@ def reference(w):
     data, idx, upd = w["data"], w["indices"], w["updates"]
     out = data.copy()
     if w["op"] == "scatter_elements":
-        if data.ndim == 1:
-            if w["reduction"] == "add":
-                np.add.at(out, idx, upd)
-            else:
-                out[idx] = upd
+        key = elements_key(w, idx)
+        if w["reduction"] == "add":
+            np.add.at(out, key, upd)
         else:
-            cols = np.broadcast_to(np.arange(data.shape[1]), idx.shape)
-            if w["reduction"] == "add":
-                np.add.at(out, (idx, cols), upd)
-            else:
-                out[idx, cols] = upd
+            out[key] = upd
     elif w["op"] == "scatter_nd":
         rows = idx[:, 0]
         if w["reduction"] == "add":

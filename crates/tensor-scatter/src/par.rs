@@ -22,6 +22,13 @@ pub(crate) const MIN_TASK_BYTES: usize = if cfg!(test) { 1 } else { 1 << 16 };
 /// this machine class's 2 MiB L2, leaving room for the streamed index and update rows).
 pub(crate) const TILE_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };
 
+/// An element scatter whose tiles are whole rows (a block of `n * inner` cells fits a tile)
+/// stages them (builds each block in scratch, then streams it out) when the copy of `data` is
+/// fused and the destination has at least this many bytes: streamed lines skip the
+/// read-for-ownership, while a smaller destination is better left in cache for its reader
+/// (0 in the unit tests, so their small inputs take the staged path).
+pub(crate) const STREAM_MIN_BYTES: usize = if cfg!(test) { 0 } else { 8 << 20 };
+
 /// Slice scatters with `none` drop the tuples that a later tuple overwrites (so their updates
 /// are never read) when each tuple moves at least this many cells: the bookkeeping, a bit per
 /// possible offset, then costs little against the copies it can save (0 in the unit tests, so

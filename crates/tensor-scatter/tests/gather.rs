@@ -131,6 +131,130 @@ fn wide_row_lookups_match_a_loop_for_every_policy_thread_count_and_isa() {
     wide_row_lookups(&[300], |v| v as f64, f64::INFINITY);
 }
 
+/// `gather` along axis 2 of `data [b, l, n, inner]` with `indices [b, t]` and `batch_dims`
+/// 1 (or `indices [t]` and `batch_dims` 0 when `b == 1`), as a loop: `out[b, l, t, i] =
+/// data[b, l, idx[b, t], i]`, wrapped negatives, out-of-range clamped or filled.
+#[allow(clippy::too_many_arguments)]
+fn inner_axis_loop<T: Copy>(
+    data: &[T],
+    (b, l, n, inner): (usize, usize, usize, usize),
+    idx: &[i64],
+    t: usize,
+    clamp: bool,
+    fill: T,
+) -> Vec<T> {
+    let mut want = Vec::with_capacity(b * l * t * inner);
+    for bb in 0..b {
+        for ll in 0..l {
+            for &i in &idx[bb * t..(bb + 1) * t] {
+                let w = if i < 0 { i + n as i64 } else { i };
+                let p = if (0..n as i64).contains(&w) || clamp {
+                    w.clamp(0, n as i64 - 1) as usize
+                } else {
+                    want.extend(std::iter::repeat_n(fill, inner));
+                    continue;
+                };
+                let at = ((bb * l + ll) * n + p) * inner;
+                want.extend_from_slice(&data[at..at + inner]);
+            }
+        }
+    }
+    want
+}
+
+/// Gathers of narrow slices along an inner axis (index_select on the last dim, or nearly),
+/// whose index list is shared by many lead rows, take a loop of their own: check it against
+/// [`inner_axis_loop`] for every out-of-range policy, thread count and instruction-set level,
+/// with and without batch dims, and with data rows that are prefetched (4 to 64 KiB) or not.
+fn inner_axis_gathers<T: tensor_scatter::Element + PartialEq + std::fmt::Debug>(
+    shapes: &[(usize, usize, usize, usize, usize)],
+    cell: impl Fn(usize) -> T,
+    fill: T,
+) {
+    use tensor_scatter::isa::{Isa, with_isa};
+    for &(b, l, n, inner, t) in shapes {
+        let data: Vec<T> = (0..b * l * n * inner).map(&cell).collect();
+        let mut idx = lcg(5, b * t, n as u64 * 3);
+        for v in idx.iter_mut() {
+            *v -= n as i64 + 3; // in [-n-3, 2n-3): wrapped, in range and past both ends
+        }
+        let dv = TensorView::new(&data, &[b, l, n, inner]).unwrap();
+        let (ishape, batch_dims) = if b == 1 {
+            (vec![t], 0)
+        } else {
+            (vec![b, t], 1)
+        };
+        let (data_view, axis) = if b == 1 {
+            (TensorView::new(&data, &[l, n, inner]).unwrap(), 1)
+        } else {
+            (dv, 2)
+        };
+        let iv = TensorView::new(&idx, &ishape).unwrap();
+        for (policy, clamp) in [
+            (GatherOutOfRange::Clamp, true),
+            (GatherOutOfRange::Fill, false),
+        ] {
+            let want = inner_axis_loop(&data, (b, l, n, inner), &idx, t, clamp, fill);
+            for isa in [Isa::Baseline, Isa::Avx2, Isa::Avx512] {
+                for threads in [1, 2, 3] {
+                    let opts = GatherOptions::new()
+                        .axis(axis)
+                        .batch_dims(batch_dims)
+                        .out_of_range(policy)
+                        .fill_value(fill)
+                        .par(Par::threads_exact(threads));
+                    let Ok(got) = with_isa(isa, || gather(&data_view, &iv, &opts).unwrap()) else {
+                        continue; // this CPU lacks the level
+                    };
+                    assert!(
+                        got.as_slice() == want.as_slice(),
+                        "{:?}, {policy:?}, {isa:?}, {threads} threads",
+                        (b, l, n, inner, t)
+                    );
+                }
+            }
+        }
+        // The default policy refuses the out-of-range indices, naming the first one.
+        let first = idx
+            .iter()
+            .position(|&i| i < -(n as i64) || i >= n as i64)
+            .unwrap();
+        let opts = GatherOptions::new().axis(axis).batch_dims(batch_dims);
+        let err = gather(&data_view, &iv, &opts).unwrap_err();
+        let want_pos = if b == 1 {
+            vec![first]
+        } else {
+            vec![first / t, first % t]
+        };
+        assert!(
+            matches!(err.kind(), ErrorKind::IndexOutOfRange { position, value, .. }
+                if position == &want_pos && *value == i128::from(idx[first])),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn inner_axis_gathers_match_a_loop_for_every_policy_thread_count_and_isa() {
+    // (b, l, n, inner, t): one-cell slices with 16 KiB data rows (prefetched) and 2 KB rows
+    // (not), slices of 3 and 15 cells (60 bytes, the widest narrow slice), batch dims.
+    inner_axis_gathers(
+        &[
+            (1, 300, 4096, 1, 1000),
+            (1, 700, 500, 1, 600),
+            (1, 200, 300, 15, 100),
+        ],
+        |v| v as f32,
+        -2.5f32,
+    );
+    inner_axis_gathers(
+        &[(1, 400, 900, 3, 500), (4, 60, 700, 1, 900)],
+        |v| v as u16,
+        0xBEEFu16,
+    );
+    inner_axis_gathers(&[(3, 50, 1000, 2, 800)], |v| v as f64, f64::NEG_INFINITY);
+}
+
 #[test]
 fn take_along_axis_at_real_thresholds_matches_a_loop() {
     let (r, c, k) = (300usize, 700usize, 250usize);

@@ -1,9 +1,10 @@
 //! `scatter_elements` at the library's real kernel thresholds (destinations larger than a
 //! cache tile), against the reference oracle, bit for bit: staged column tiles (fused copy,
-//! in place with many updates), buckets (in place with few updates) and column tiles with an
-//! identity fill, for every form, several reductions, thread counts, instruction-set levels
-//! and destination alignments (the staged kernel streams whole 64-byte lines, and shifts its
-//! tile grid to the destination's line boundaries).
+//! in place with many updates), buckets (in place with few updates), column tiles with an
+//! identity fill, and whole-row blocks (staged above 8 MiB with the fused copy), for every
+//! form, several reductions, thread counts, instruction-set levels and destination alignments
+//! (the staged kernel streams whole 64-byte lines, and shifts its tile grid to the
+//! destination's line boundaries).
 #![cfg(feature = "reference")]
 
 use tensor_scatter::isa::{Isa, with_isa};
@@ -130,4 +131,16 @@ fn sparse_updates_in_place_match_the_oracle() {
     // with the fused copy.
     check::<f32>(1, 2000, 3, 1000, 6);
     check::<half::f16>(2, 500, 2, 2000, 7);
+}
+
+#[test]
+fn whole_row_blocks_match_the_oracle() {
+    // Blocks of n * inner cells that fit a tile: the axis is the innermost dim (rows of one
+    // cell, index_add / scatter_add along the last dim) or nearly so. Destinations of 8 MiB
+    // and more are staged and streamed out when the copy is fused; smaller ones are not.
+    check::<f32>(520, 4096, 1024, 1, 8); // 8.3 MiB: staged
+    check::<half::f16>(1100, 4000, 900, 1, 9); // 8.4 MiB: staged, rows not whole lines
+    check::<f32>(60, 3000, 700, 1, 10); // 0.7 MiB: copied and folded in place
+    check::<f64>(40, 500, 300, 3, 11); // three cells per row
+    check::<u8>(200, 5000, 2000, 1, 12);
 }

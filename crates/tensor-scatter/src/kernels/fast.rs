@@ -103,16 +103,18 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
             .min(g.inner)
     }
     .max(1);
-    let staged = job.staged && width < g.inner;
+    let staged = job.staged;
+    // Tiles of whole rows are one contiguous block each, staged and streamed in one piece.
+    let whole = width == g.inner;
     // Staged tiles are streamed back by whole 64-byte lines, so their grid is shifted to
     // start on one: tile 0 of block `o` is `[0, shift + width)` and tile `j > 0` is
     // `[shift + j * width, shift + (j + 1) * width)`, where `shift` cells take the block's
     // first row to a line boundary (every row, when the row length is a multiple of a
     // line). One extra tile per block holds what the shift pushes past the last one.
-    let per_o = g.inner.div_ceil(width) + usize::from(staged);
+    let per_o = g.inner.div_ceil(width) + usize::from(staged && !whole);
     let shift = |o: usize| {
         let phase = dest.addr_at(g.dest_off + o * g.n * g.inner).addr() % 64;
-        if staged && phase.is_multiple_of(size) {
+        if staged && !whole && phase.is_multiple_of(size) {
             (64 - phase) % 64 / size
         } else {
             0
@@ -126,7 +128,12 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
     let level = crate::isa::active_level();
     par::run_tasks(threads, tasks, |t| {
         let (a, b) = split(tiles, tasks, t, 1);
-        let mut stage = Stage::<T>::take(if staged { g.n * (width + line) } else { 0 });
+        let cap = match (staged, whole) {
+            (false, _) => 0,
+            (true, true) => g.n * g.inner,
+            (true, false) => g.n * (width + line),
+        };
+        let mut stage = Stage::<T>::take(cap);
         for tile in a..b {
             let (o, j) = (tile / per_o, tile % per_o);
             let s = shift(o);
@@ -213,8 +220,19 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
     let g = job.g;
     let (n, w) = (g.n, i1 - i0);
     let block = o * n * g.inner; // relative start of outer block o
+    // A tile of whole rows is the contiguous block: copied, folded and streamed in one piece.
+    let whole = w == g.inner;
     scratch.clear();
-    for p in 0..n {
+    if whole {
+        let len = n * w;
+        match job.src {
+            Some(src) => scratch.extend_from_slice(&src[block..block + len]),
+            // SAFETY: the block is in the destination, initialised (contract) and owned by
+            // this task; the slice is dropped before the block is written.
+            None => scratch.extend_from_slice(unsafe { dest.slice_mut(g.dest_off + block, len) }),
+        }
+    }
+    for p in (0..n).filter(|_| !whole) {
         let rel = block + p * g.inner + i0;
         match job.src {
             Some(src) => scratch.extend_from_slice(&src[rel..rel + w]),
@@ -234,7 +252,15 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
             }
         }
     }
-    for kk in 0..g.k {
+    if whole && w == 1 {
+        // Rows of one cell (the axis is the innermost dim): the block's indices and updates
+        // are contiguous runs.
+        let first = o * g.k;
+        let irow = &job.idx[g.idx_off + first..g.idx_off + first + g.k];
+        let urow = &job.upd[g.upd_off + first..g.upd_off + first + g.k];
+        fold_run::<T, I, C>(sc, irow, urow, job.policy);
+    }
+    for kk in (0..g.k).filter(|_| !(whole && w == 1)) {
         if kk + STAGE_PREFETCH_ROWS < g.k {
             let r = (o * g.k + kk + STAGE_PREFETCH_ROWS) * g.inner + i0;
             let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r).cast::<u8>();
@@ -252,6 +278,12 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
             }
         }
     }
+    if whole {
+        // SAFETY: the block is in the destination and owned by this task; the scratch is a
+        // separate buffer. The caller fences after its last tile.
+        unsafe { dest.stream_in(level, g.dest_off + block, sc) };
+        return;
+    }
     for p in 0..n {
         // SAFETY: row p of the tile is in the destination and owned by this task; the
         // scratch is a separate buffer. The caller fences after its last tile.
@@ -262,6 +294,35 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
                 &sc[p * w..(p + 1) * w],
             )
         };
+    }
+}
+
+/// `cells[p] = C(cells[p], u)` for each index and update of a contiguous run, in order, `p`
+/// resolved under `policy` (every index was accepted for `cells.len()` by the index pass).
+/// The default policy takes a loop without the clamp or skip.
+#[inline(always)]
+fn fold_run<T: Element, I: IndexInt, C: Combiner<T>>(
+    cells: &mut [T],
+    idx: &[I],
+    upd: &[T],
+    policy: IndexPolicy,
+) {
+    let n = cells.len();
+    if policy.out_of_range == crate::index::OutOfRange::Error {
+        for (x, &u) in idx.iter().zip(upd) {
+            let v = x.to_i64_sat();
+            // Accepted values lie in [-n, n) (negative ones only under `Wrap`).
+            let p = if v < 0 { v.wrapping_add(n as i64) } else { v } as usize;
+            let c = &mut cells[p];
+            *c = C::combine(*c, u);
+        }
+    } else {
+        for (x, &u) in idx.iter().zip(upd) {
+            if let Some(p) = resolve_accepted(x.to_i64_sat(), n, policy) {
+                let c = &mut cells[p];
+                *c = C::combine(*c, u);
+            }
+        }
     }
 }
 
@@ -282,7 +343,16 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
     let w = i1 - i0;
     let block = o * g.n * g.inner; // relative start of outer block o
     let dbase = g.dest_off + block + i0;
-    if let Some(src) = job.src {
+    if let Some(src) = job.src
+        && w == g.inner
+    {
+        // The tile is whole rows, so the block is one contiguous run: one copy, not one per
+        // row (a scatter along the last axis has rows of a single cell).
+        let len = g.n * g.inner;
+        // SAFETY: the block's cells lie in the destination and belong to this task (the tile
+        // spans every column of block `o`).
+        unsafe { dest.copy_in(g.dest_off + block, &src[block..block + len]) };
+    } else if let Some(src) = job.src {
         for p in 0..g.n {
             let rel = block + p * g.inner + i0;
             // SAFETY: row p of the tile lies in the destination and belongs to this task.
@@ -307,6 +377,16 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
         // stride instead of slicing a one-element row per update.
         let first = (o * g.k) * g.inner + i0;
         let (ib, ub) = (g.idx_off + first, g.upd_off + first);
+        if g.inner == 1 {
+            // Rows of one cell (the axis is the innermost dim): the block's cells, indices
+            // and updates are contiguous runs.
+            let (irow, urow) = (&job.idx[ib..ib + g.k], &job.upd[ub..ub + g.k]);
+            // SAFETY: the block's n cells are in the destination, initialised (copied above
+            // or by the caller) and owned by this task (its tile is the whole block).
+            let cells = unsafe { dest.slice_mut(dbase, n) };
+            fold_run::<T, I, C>(cells, irow, urow, job.policy);
+            return;
+        }
         for kk in 0..g.k {
             let q = kk * g.inner;
             if let Some(p) = resolve_accepted(job.idx[ib + q].to_i64_sat(), n, job.policy) {

@@ -143,10 +143,136 @@ fn slices_with<U: Bits, I: IndexInt>(
     let bytes = rows * (g.slice * std::mem::size_of::<U>() + k * std::mem::size_of::<I>());
     let tasks = task_count(job.threads, bytes, 4).min(rows);
     let level = job.level;
+    let narrow = k == 1
+        && g.slice * std::mem::size_of::<U>() < NARROW_ROW_BYTES
+        && g.batch_div >= 2
+        && g.tuple_n <= NARROW_MAX_TUPLES
+        && g.lead_data > 0; // an empty axis: every slice is filled, and no cell can be read
     run_tasks(job.threads, tasks, |task| {
         let (r0, r1) = super::fast::split(rows, tasks, task, 1);
-        slice_rows(level, g, job, dest, r0, r1, resolve);
+        if narrow {
+            narrow_rows(level, g, job, dest, r0, r1, resolve);
+        } else {
+            slice_rows(level, g, job, dest, r0, r1, resolve);
+        }
     });
+}
+
+/// Slices narrower than this many bytes whose index list is shared by several lead rows (a
+/// gather along an inner axis, such as `index_select` on the last dim) take
+/// [`narrow_rows`]: the per-row work of the general loop (a cursor step, an index read and
+/// resolve, a call to copy a few bytes) costs more than the bytes it moves.
+const NARROW_ROW_BYTES: usize = 64;
+
+/// The most tuples whose resolved offsets [`narrow_rows`] keeps at once (one batch's list).
+const NARROW_MAX_TUPLES: usize = 1 << 16;
+
+super::simd::multiversion! {
+    /// Rows `[r0, r1)` of a narrow-slice gather with one index component: each batch's
+    /// index list is resolved once into data offsets, then every lead row of the batch
+    /// copies its slices through them ([`gather_cells`] for one-cell slices). While a lead's
+    /// data block is read at random positions, the next lead's block of 4 to 64 KiB is
+    /// prefetched, a few lines per block of slices, so those reads hit cache.
+    fn narrow_rows<U: Bits, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
+        g: &SliceGeom,
+        job: &Job<'_, U, I>,
+        dest: DestPtr<'_, U>,
+        r0: usize,
+        r1: usize,
+        resolve: R,
+    ) -> () {
+        let (tn, slice, c) = (g.tuple_n, g.slice, g.comps[0]);
+        let lead_bytes = g.lead_data * std::mem::size_of::<U>();
+        let pf_lines = if (1 << 12..=1 << 16).contains(&lead_bytes) {
+            lead_bytes / 64
+        } else {
+            0
+        };
+        // Data offset of each tuple of batch `batch_of` (`NONE` for a filled slice).
+        const NONE: usize = usize::MAX;
+        let mut offs: Vec<usize> = Vec::with_capacity(tn);
+        let mut batch_of = usize::MAX;
+        let mut r = r0;
+        while r < r1 {
+            let (l, t0) = (r / tn, r % tn);
+            let t1 = tn.min(t0 + (r1 - r));
+            let batch = l / g.batch_div;
+            if batch != batch_of {
+                offs.clear();
+                offs.extend(job.idx[batch * tn..(batch + 1) * tn].iter().map(|x| {
+                    resolve(x.to_i64_sat(), c.size).map_or(NONE, |p| p * c.stride)
+                }));
+                batch_of = batch;
+            }
+            let base = l * g.lead_data;
+            let pf = if l + 1 < g.lead_n { pf_lines } else { 0 };
+            // Lines of the next block asked for before tuple `t`: ceil(t * pf / tn).
+            let lines_by = |t: usize| (t * pf).div_ceil(tn);
+            let mut line = lines_by(t0);
+            let mut t = t0;
+            while t < t1 {
+                let e = (t + ELEM_BLOCK).min(t1);
+                while line < lines_by(e) {
+                    let cell = base + g.lead_data + line * LINE_CELLS::<U>();
+                    prefetch(job.data.as_ptr().wrapping_add(cell), 1);
+                    line += 1;
+                }
+                let o = (l * tn) * slice;
+                if slice == 1 {
+                    // SAFETY: rows [l * tn + t, l * tn + e) are in [r0, r1): this task's; the
+                    // offsets are accepted ones (see below).
+                    unsafe { gather_cells(job.data, &offs[t..e], dest, o + t, base, job.fill) };
+                    t = e;
+                    continue;
+                }
+                for (tt, &off) in offs[t..e].iter().enumerate() {
+                    let at = o + (t + tt) * slice;
+                    for i in 0..slice {
+                        let v = if off == NONE {
+                            job.fill
+                        } else {
+                            // SAFETY: `off = p * stride` with `p < size` accepted by the
+                            // index pass, `i < slice <= stride` and `l < lead_n`, so the
+                            // position is below `lead_n * lead_data = data.len()`.
+                            unsafe { read(job.data, base + off + i) }
+                        };
+                        // SAFETY: row `l * tn + t + tt` is in [r0, r1), so its cells belong
+                        // to this task alone and lie inside the `rows * slice` output cells.
+                        unsafe { dest.set(at + i, v) };
+                    }
+                }
+                t = e;
+            }
+            r += t1 - t0;
+        }
+    }
+}
+
+/// `dest[o + j] = data[base + offs[j]]`, or `fill` where `offs[j]` is `usize::MAX`: the
+/// one-cell case of [`narrow_rows`], branch-free and with `data` a `noalias` argument so that
+/// it becomes a vector gather.
+///
+/// # Safety
+/// Cells `[o, o + offs.len())` of `dest` belong to the caller's task alone, and every offset
+/// other than `usize::MAX` is below `data.len() - base` (`base < data.len()`).
+#[inline(always)]
+unsafe fn gather_cells<U: Bits>(
+    data: &[U],
+    offs: &[usize],
+    dest: DestPtr<'_, U>,
+    o: usize,
+    base: usize,
+    fill: U,
+) {
+    for (j, &off) in offs.iter().enumerate() {
+        // A filled cell reads the block's first cell and drops it.
+        let at = if off == usize::MAX { 0 } else { off };
+        // SAFETY: `base + at` is in `data` (contract).
+        let x = unsafe { read(data, base + at) };
+        let v = if off == usize::MAX { fill } else { x };
+        // SAFETY: the cell is the caller's (contract).
+        unsafe { dest.set(o + j, v) };
+    }
 }
 
 /// Rows up to this many bytes are copied by an inlined (vectorised) loop; longer ones by

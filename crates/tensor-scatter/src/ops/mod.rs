@@ -489,10 +489,11 @@ enum Prepared {
 /// `4 + size_of::<T>()` bytes per update).
 const RADIX_MAX_UPDATES: usize = 1 << 24;
 
-/// Chooses the element-scatter kernel for a destination larger than a cache tile (smaller
-/// ones are one contiguous tile, updated in place). Random writes into it would each cost a
-/// cache line from memory, and column tiles of a power-of-two-strided matrix thrash the cache
-/// sets, so:
+/// Chooses the element-scatter kernel. Random writes into a destination larger than a cache
+/// tile would each cost a cache line from memory, and column tiles of a power-of-two-strided
+/// matrix thrash the cache sets, so:
+/// * *whole-row blocks* when a block of `n * inner` cells fits the tile budget, staged when
+///   the copy of `data` is fused into a destination of at least `par::STREAM_MIN_BYTES`;
 /// * *staged column tiles* when a tile one cache line wide, all `n` rows of it, fits the tile
 ///   budget and most of the destination is written anyway (`copying`: the copy of `data` is
 ///   fused into the kernel; or at least one update per destination line); they move the
@@ -501,6 +502,7 @@ const RADIX_MAX_UPDATES: usize = 1 << 24;
 ///   updates reach, at the price of writing and re-reading every update once more;
 /// * plain column tiles where neither applies (an identity fill, or too many updates to
 ///   bucket at once).
+#[allow(clippy::absurd_extreme_comparisons)] // STREAM_MIN_BYTES is 0 in the unit-test build
 fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions, copying: bool) -> Prepared {
     let size = std::mem::size_of::<T>().max(1);
     let line = crate::par::line_cells::<T>();
@@ -508,7 +510,9 @@ fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions, copying: bool) -> 
     let total = g.outer.saturating_mul(g.n).saturating_mul(g.inner);
     let count = g.outer.saturating_mul(g.k).saturating_mul(g.inner);
     if g.n.saturating_mul(g.inner).saturating_mul(size) <= crate::par::TILE_BYTES {
-        return Prepared::Elem { g, staged: false };
+        // Whole-row blocks: staged when the copy is fused and the destination is large.
+        let staged = copying && total.saturating_mul(size) >= crate::par::STREAM_MIN_BYTES;
+        return Prepared::Elem { g, staged };
     }
     let stageable = g.n.saturating_mul(line).saturating_mul(size) <= crate::par::TILE_BYTES;
     let dense = copying || count.saturating_mul(line) >= total;
