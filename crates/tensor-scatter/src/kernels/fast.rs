@@ -381,6 +381,14 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
             // Rows of one cell (the axis is the innermost dim): the block's cells, indices
             // and updates are contiguous runs.
             let (irow, urow) = (&job.idx[ib..ib + g.k], &job.upd[ub..ub + g.k]);
+            if job.src.is_none() {
+                // In place, the block was not just copied: ask for all of its lines in
+                // order first, so that the fold's random cells hit cache instead of each
+                // waiting on memory.
+                for at in (0..n * std::mem::size_of::<T>()).step_by(256) {
+                    super::prefetch(dest.addr_at(dbase).wrapping_byte_add(at), 256);
+                }
+            }
             // SAFETY: the block's n cells are in the destination, initialised (copied above
             // or by the caller) and owned by this task (its tile is the whole block).
             let cells = unsafe { dest.slice_mut(dbase, n) };
