@@ -220,25 +220,18 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
     let g = job.g;
     let (n, w) = (g.n, i1 - i0);
     let block = o * n * g.inner; // relative start of outer block o
-    // A tile of whole rows is the contiguous block: copied, folded and streamed in one piece.
+    // A tile of whole rows is the contiguous block: copied and streamed as one run, not
+    // `n` runs of `w` cells.
     let whole = w == g.inner;
+    let (runs, len) = if whole { (1, n * w) } else { (n, w) };
     scratch.clear();
-    if whole {
-        let len = n * w;
-        match job.src {
-            Some(src) => scratch.extend_from_slice(&src[block..block + len]),
-            // SAFETY: the block is in the destination, initialised (contract) and owned by
-            // this task; the slice is dropped before the block is written.
-            None => scratch.extend_from_slice(unsafe { dest.slice_mut(g.dest_off + block, len) }),
-        }
-    }
-    for p in (0..n).filter(|_| !whole) {
+    for p in 0..runs {
         let rel = block + p * g.inner + i0;
         match job.src {
-            Some(src) => scratch.extend_from_slice(&src[rel..rel + w]),
-            // SAFETY: row p of the tile is in the destination, initialised (contract) and
-            // owned by this task; the slice is dropped before the row is written.
-            None => scratch.extend_from_slice(unsafe { dest.slice_mut(g.dest_off + rel, w) }),
+            Some(src) => scratch.extend_from_slice(&src[rel..rel + len]),
+            // SAFETY: run p of the tile is in the destination, initialised (contract) and
+            // owned by this task; the slice is dropped before the run is written.
+            None => scratch.extend_from_slice(unsafe { dest.slice_mut(g.dest_off + rel, len) }),
         }
     }
     let sc = &mut scratch[..];
@@ -259,8 +252,33 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
         let irow = &job.idx[g.idx_off + first..g.idx_off + first + g.k];
         let urow = &job.upd[g.upd_off + first..g.upd_off + first + g.k];
         fold_run::<T, I, C>(sc, irow, urow, job.policy);
+    } else {
+        fold_rows::<T, I, C>(job, sc, o, i0, w);
     }
-    for kk in (0..g.k).filter(|_| !(whole && w == 1)) {
+    for p in 0..runs {
+        // SAFETY: run p of the tile is in the destination and owned by this task; the
+        // scratch is a separate buffer. The caller fences after its last tile.
+        unsafe {
+            dest.stream_in(
+                level,
+                g.dest_off + block + p * g.inner + i0,
+                &sc[p * len..(p + 1) * len],
+            )
+        };
+    }
+}
+
+/// The fold of a staged tile of `w` columns from `i0`, update row by update row, each row's
+/// first lines of indices and updates prefetched [`STAGE_PREFETCH_ROWS`] rows ahead.
+fn fold_rows<T: Element, I: IndexInt, C: Combiner<T>>(
+    job: &ElemJob<'_, T, I>,
+    sc: &mut [T],
+    o: usize,
+    i0: usize,
+    w: usize,
+) {
+    let (g, n) = (job.g, job.g.n);
+    for kk in 0..g.k {
         if kk + STAGE_PREFETCH_ROWS < g.k {
             let r = (o * g.k + kk + STAGE_PREFETCH_ROWS) * g.inner + i0;
             let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r).cast::<u8>();
@@ -270,30 +288,13 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
             }
             super::prefetch(job.upd.as_ptr().wrapping_add(g.upd_off + r), 256);
         }
-        let (irow, urow) = rows(kk);
+        let (irow, urow) = job.rows(o, kk, i0, w);
         for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
             if let Some(p) = resolve_accepted(x.to_i64_sat(), n, job.policy) {
                 let c = &mut sc[p * w + j];
                 *c = C::combine(*c, u);
             }
         }
-    }
-    if whole {
-        // SAFETY: the block is in the destination and owned by this task; the scratch is a
-        // separate buffer. The caller fences after its last tile.
-        unsafe { dest.stream_in(level, g.dest_off + block, sc) };
-        return;
-    }
-    for p in 0..n {
-        // SAFETY: row p of the tile is in the destination and owned by this task; the
-        // scratch is a separate buffer. The caller fences after its last tile.
-        unsafe {
-            dest.stream_in(
-                level,
-                g.dest_off + block + p * g.inner + i0,
-                &sc[p * w..(p + 1) * w],
-            )
-        };
     }
 }
 
@@ -343,20 +344,14 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
     let w = i1 - i0;
     let block = o * g.n * g.inner; // relative start of outer block o
     let dbase = g.dest_off + block + i0;
-    if let Some(src) = job.src
-        && w == g.inner
-    {
-        // The tile is whole rows, so the block is one contiguous run: one copy, not one per
-        // row (a scatter along the last axis has rows of a single cell).
-        let len = g.n * g.inner;
-        // SAFETY: the block's cells lie in the destination and belong to this task (the tile
-        // spans every column of block `o`).
-        unsafe { dest.copy_in(g.dest_off + block, &src[block..block + len]) };
-    } else if let Some(src) = job.src {
-        for p in 0..g.n {
+    if let Some(src) = job.src {
+        // A tile of whole rows is the contiguous block: one copy, not one per row (a scatter
+        // along the last axis has rows of a single cell).
+        let (runs, len) = if w == g.inner { (1, g.n * w) } else { (g.n, w) };
+        for p in 0..runs {
             let rel = block + p * g.inner + i0;
-            // SAFETY: row p of the tile lies in the destination and belongs to this task.
-            unsafe { dest.copy_in(g.dest_off + rel, &src[rel..rel + w]) };
+            // SAFETY: run p of the tile lies in the destination and belongs to this task.
+            unsafe { dest.copy_in(g.dest_off + rel, &src[rel..rel + len]) };
         }
     }
     let rows = |kk: usize| job.rows(o, kk, i0, w);

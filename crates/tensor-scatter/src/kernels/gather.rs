@@ -101,6 +101,25 @@ pub(crate) fn run<U: Bits, I: IndexInt>(
     }
 }
 
+/// Lines of the next contiguous data row (or block) of `bytes` to prefetch while the current
+/// one is read at random cells: all of them for rows of 4 KiB to 64 KiB, none otherwise.
+fn next_row_lines(bytes: usize) -> usize {
+    if (1 << 12..=1 << 16).contains(&bytes) {
+        bytes / 64
+    } else {
+        0
+    }
+}
+
+/// How many of a next row's `pf` lines are asked for once `c` of the current row's `m`
+/// elements are done: `ceil(c * pf / m)`, so the prefetches spread evenly over the row.
+fn lines_before(c: usize, pf: usize, m: usize) -> usize {
+    ((c as u128 * pf as u128).div_ceil(m.max(1) as u128) as usize).min(pf)
+}
+
+/// Data offset that marks a filled slice in [`narrow_rows`] and [`gather_cells`].
+const NONE: usize = usize::MAX;
+
 /// Rows prefetched ahead by the slice kernel (random rows of a large table are latency-bound).
 const PREFETCH_ROWS: usize = 16;
 
@@ -182,14 +201,8 @@ super::simd::multiversion! {
         resolve: R,
     ) -> () {
         let (tn, slice, c) = (g.tuple_n, g.slice, g.comps[0]);
-        let lead_bytes = g.lead_data * std::mem::size_of::<U>();
-        let pf_lines = if (1 << 12..=1 << 16).contains(&lead_bytes) {
-            lead_bytes / 64
-        } else {
-            0
-        };
+        let pf_lines = next_row_lines(g.lead_data * std::mem::size_of::<U>());
         // Data offset of each tuple of batch `batch_of` (`NONE` for a filled slice).
-        const NONE: usize = usize::MAX;
         let mut offs: Vec<usize> = Vec::with_capacity(tn);
         let mut batch_of = usize::MAX;
         let mut r = r0;
@@ -206,39 +219,28 @@ super::simd::multiversion! {
             }
             let base = l * g.lead_data;
             let pf = if l + 1 < g.lead_n { pf_lines } else { 0 };
-            // Lines of the next block asked for before tuple `t`: ceil(t * pf / tn).
-            let lines_by = |t: usize| (t * pf).div_ceil(tn);
-            let mut line = lines_by(t0);
+            let o = l * tn * slice; // output cell of (l, 0)
+            let mut line = lines_before(t0, pf, tn);
             let mut t = t0;
             while t < t1 {
                 let e = (t + ELEM_BLOCK).min(t1);
-                while line < lines_by(e) {
+                while line < lines_before(e, pf, tn) {
                     let cell = base + g.lead_data + line * LINE_CELLS::<U>();
                     prefetch(job.data.as_ptr().wrapping_add(cell), 1);
                     line += 1;
                 }
-                let o = (l * tn) * slice;
                 if slice == 1 {
-                    // SAFETY: rows [l * tn + t, l * tn + e) are in [r0, r1): this task's; the
-                    // offsets are accepted ones (see below).
+                    // SAFETY: rows [l * tn + t, l * tn + e) are in [r0, r1): this task's; an
+                    // offset `p * stride` has `p < size` accepted by the index pass and
+                    // `l < lead_n`, so `base + off < lead_n * lead_data = data.len()`.
                     unsafe { gather_cells(job.data, &offs[t..e], dest, o + t, base, job.fill) };
-                    t = e;
-                    continue;
-                }
-                for (tt, &off) in offs[t..e].iter().enumerate() {
-                    let at = o + (t + tt) * slice;
-                    for i in 0..slice {
-                        let v = if off == NONE {
-                            job.fill
-                        } else {
-                            // SAFETY: `off = p * stride` with `p < size` accepted by the
-                            // index pass, `i < slice <= stride` and `l < lead_n`, so the
-                            // position is below `lead_n * lead_data = data.len()`.
-                            unsafe { read(job.data, base + off + i) }
-                        };
-                        // SAFETY: row `l * tn + t + tt` is in [r0, r1), so its cells belong
-                        // to this task alone and lie inside the `rows * slice` output cells.
-                        unsafe { dest.set(at + i, v) };
+                } else {
+                    for (tt, &off) in offs[t..e].iter().enumerate() {
+                        // `then`, not `then_some`: `base + NONE` would overflow.
+                        let row = (off != NONE).then(|| base + off);
+                        // SAFETY: row `l * tn + t + tt` is in [r0, r1), so its cells belong to
+                        // this task alone and lie inside the `rows * slice` output cells.
+                        unsafe { put_row(dest, job, o + (t + tt) * slice, slice, row) };
                     }
                 }
                 t = e;
@@ -248,13 +250,13 @@ super::simd::multiversion! {
     }
 }
 
-/// `dest[o + j] = data[base + offs[j]]`, or `fill` where `offs[j]` is `usize::MAX`: the
+/// `dest[o + j] = data[base + offs[j]]`, or `fill` where `offs[j]` is [`NONE`]: the
 /// one-cell case of [`narrow_rows`], branch-free and with `data` a `noalias` argument so that
 /// it becomes a vector gather.
 ///
 /// # Safety
 /// Cells `[o, o + offs.len())` of `dest` belong to the caller's task alone, and every offset
-/// other than `usize::MAX` is below `data.len() - base` (`base < data.len()`).
+/// other than [`NONE`] is below `data.len() - base` (`base < data.len()`).
 #[inline(always)]
 unsafe fn gather_cells<U: Bits>(
     data: &[U],
@@ -266,10 +268,10 @@ unsafe fn gather_cells<U: Bits>(
 ) {
     for (j, &off) in offs.iter().enumerate() {
         // A filled cell reads the block's first cell and drops it.
-        let at = if off == usize::MAX { 0 } else { off };
+        let at = if off == NONE { 0 } else { off };
         // SAFETY: `base + at` is in `data` (contract).
         let x = unsafe { read(data, base + at) };
-        let v = if off == usize::MAX { fill } else { x };
+        let v = if off == NONE { fill } else { x };
         // SAFETY: the cell is the caller's (contract).
         unsafe { dest.set(o + j, v) };
     }
@@ -451,9 +453,8 @@ fn elements_with<U: Bits, I: IndexInt>(
     let tasks = task_count(job.threads, bytes, 4).min(n);
     // Lines of the next data row to prefetch per row (0: no prefetch): only along the last
     // axis (the data row is contiguous), for rows of 4 KiB to 64 KiB.
-    let row_bytes = g.axis_size * std::mem::size_of::<U>();
-    let pf_lines = if g.axis == last && (1 << 12..=1 << 16).contains(&row_bytes) {
-        row_bytes / 64
+    let pf_lines = if g.axis == last {
+        next_row_lines(g.axis_size * std::mem::size_of::<U>())
     } else {
         0
     };
@@ -561,10 +562,7 @@ super::simd::multiversion! {
         let (step, sa, size, fill) = (row.step, row.sa, row.size, row.fill);
         // The next row's lines are spread evenly over this row's elements: before the block
         // ending at column `c`, lines up to `ceil(c * pf_lines / m)` have been asked for.
-        let lines_by = |c: usize| {
-            ((c as u128 * row.pf_lines as u128).div_ceil(row.m.max(1) as u128) as usize)
-                .min(row.pf_lines)
-        };
+        let lines_by = |c: usize| lines_before(c, row.pf_lines, row.m);
         let mut line = lines_by(c0);
         let mut j = 0;
         while j < idx.len() {
