@@ -66,6 +66,8 @@ mod index;
 mod kernels;
 mod ops;
 mod par;
+#[cfg(feature = "parallel")]
+mod pool;
 mod reduce;
 mod shape;
 mod view;
