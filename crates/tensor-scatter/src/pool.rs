@@ -7,8 +7,8 @@
 //! caller simply claims its tasks. The caller returns once every task is done.
 //!
 //! Why not a rayon scope or scoped threads: a scope returns only after each spawned job has
-//! run, so a call waits for a sleeping worker to wake (tens of microseconds on a VM) or for a
-//! fresh thread to start. Idle helpers here spin for [`SPIN`] before they sleep, so calls in
+//! run, so a call waits for a sleeping worker to wake or for a fresh thread to start (see
+//! DESIGN.md, "Who runs the tasks", for what each cost). Idle helpers here spin for [`SPIN`] before they sleep, so calls in
 //! quick succession find them awake, and a call never waits for one that is not.
 //!
 //! The result never depends on who runs which task: every task owns disjoint output cells.
@@ -19,8 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// How long an idle helper spins for the next call before it sleeps (OpenMP runtimes spin
-/// for a similar while by default).
+/// How long an idle helper spins for the next call before it sleeps.
 const SPIN: Duration = Duration::from_micros(200);
 
 /// How long a caller done with its own tasks spins for the helpers' before it sleeps.
@@ -42,9 +41,8 @@ struct Job {
     ranges: Vec<(AtomicUsize, usize)>,
     tasks: usize,
     done: AtomicUsize,
-    /// Set (and signalled) by whoever finishes the last task, for a caller that stopped
-    /// spinning.
-    finished: Mutex<bool>,
+    /// Signalled by whoever finishes the last task, for a caller that stopped spinning.
+    finished: Mutex<()>,
     finished_cv: Condvar,
     /// The first panic of a task, re-raised on the calling thread.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
@@ -76,7 +74,9 @@ impl Job {
                 }
                 // Release: the task's writes happen before the caller sees it done.
                 if self.done.fetch_add(1, Ordering::Release) + 1 == self.tasks {
-                    *lock(&self.finished) = true;
+                    // Under the lock, so a caller that has just found `done < tasks` is
+                    // already waiting.
+                    let _g = lock(&self.finished);
                     self.finished_cv.notify_one();
                 }
             }
@@ -84,17 +84,17 @@ impl Job {
     }
 }
 
-/// The current job and its epoch (how many jobs were published), under one lock.
+/// The current job, and how many helpers sleep waiting for the next one.
 struct Slot {
     job: Option<Arc<Job>>,
-    epoch: usize,
     sleepers: usize,
 }
 
 struct Pool {
     slot: Mutex<Slot>,
     wake: Condvar,
-    /// `Slot::epoch`, readable without the lock by spinning helpers.
+    /// How many jobs were published; changed only under the `slot` lock, read without it by
+    /// spinning helpers.
     epoch: AtomicUsize,
     /// Whether a caller is using the pool (one call at a time; others take another route).
     busy: AtomicBool,
@@ -104,7 +104,6 @@ struct Pool {
 static POOL: Pool = Pool {
     slot: Mutex::new(Slot {
         job: None,
-        epoch: 0,
         sleepers: 0,
     }),
     wake: Condvar::new(),
@@ -138,12 +137,12 @@ fn helper(i: usize) {
         }
         let job = {
             let mut s = lock(&POOL.slot);
-            while s.epoch == seen {
+            while POOL.epoch.load(Ordering::Acquire) == seen {
                 s.sleepers += 1;
                 s = POOL.wake.wait(s).unwrap_or_else(PoisonError::into_inner);
                 s.sleepers -= 1;
             }
-            seen = s.epoch;
+            seen = POOL.epoch.load(Ordering::Acquire);
             s.job.clone()
         };
         if let Some(job) = job
@@ -195,15 +194,14 @@ pub(crate) fn run(threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) -> b
         ranges,
         tasks,
         done: AtomicUsize::new(0),
-        finished: Mutex::new(false),
+        finished: Mutex::new(()),
         finished_cv: Condvar::new(),
         panic: Mutex::new(None),
     });
     {
         let mut s = lock(&POOL.slot);
         s.job = Some(Arc::clone(&job));
-        s.epoch = s.epoch.wrapping_add(1);
-        POOL.epoch.store(s.epoch, Ordering::Release);
+        POOL.epoch.fetch_add(1, Ordering::Release);
         if s.sleepers > 0 {
             POOL.wake.notify_all();
         }
@@ -218,18 +216,16 @@ pub(crate) fn run(threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) -> b
         std::hint::spin_loop();
         spins = spins.wrapping_add(1);
         if spins.is_multiple_of(64) && start.elapsed() >= WAIT_SPIN {
-            let mut f = lock(&job.finished);
-            while !*f {
-                f = job
+            let mut g = lock(&job.finished);
+            while job.done.load(Ordering::Acquire) < tasks {
+                g = job
                     .finished_cv
-                    .wait(f)
+                    .wait(g)
                     .unwrap_or_else(PoisonError::into_inner);
             }
             break;
         }
     }
-    // Pairs with the Release of the last task's count (the lock gave it when sleeping).
-    job.done.load(Ordering::Acquire);
     // A helper waking late may still take the job from the slot: it finds nothing to claim.
     lock(&POOL.slot).job = None;
     POOL.busy.store(false, Ordering::Release);

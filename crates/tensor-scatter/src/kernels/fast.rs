@@ -613,9 +613,9 @@ pub(crate) struct Buckets {
 }
 
 /// A value alone on its cache line(s). Every append to a bucket stores the list's length, so
-/// the lists of two tasks (allocated by different threads, and freed by a third into its
-/// allocator cache) must never share a line: measured, W5's bucket pass ran 3x slower when
-/// they did (2 threads, 45-50 ms per task against 15-28).
+/// the list headers of two tasks must never share a line. With persistent helper threads,
+/// W5's bucket tasks ran 45-50 ms each against 15-28 until the lists were padded (2 threads;
+/// shared lines are our reading of that, not counted).
 #[repr(align(64))]
 struct Line<T>(T);
 
