@@ -9,8 +9,8 @@
 
 use tensor_scatter::isa::{Isa, with_isa};
 use tensor_scatter::{
-    Element, Par, Reduction, ScatterOptions, TensorView, TensorViewMut, reference,
-    scatter_elements, scatter_elements_into, scatter_elements_out,
+    Element, IndexPolicy, NegativeIndices, OutOfRange, Par, Reduction, ScatterOptions, TensorView,
+    TensorViewMut, reference, scatter_elements, scatter_elements_into, scatter_elements_out,
 };
 
 mod common;
@@ -143,4 +143,72 @@ fn whole_row_blocks_match_the_oracle() {
     check::<f32>(60, 3000, 700, 1, 10); // 0.7 MiB: copied and folded in place
     check::<f64>(40, 500, 300, 3, 11); // three cells per row
     check::<u8>(200, 5000, 2000, 1, 12);
+}
+
+#[test]
+fn single_blocks_checked_in_the_fold_match_the_oracle() {
+    // One block (outer = 1) of 1.2-1.6 MB with more index bytes than block bytes: one task
+    // folds it into scratch, checking each index as it goes, at 1 and 2 threads; at 3 the
+    // same calls take the buckets.
+    check::<f32>(1, 400_000, 220_000, 1, 13); // a 1-D scatter
+    check::<f64>(1, 50_000, 60_000, 4, 14); // rows of four cells
+    check::<half::f16>(1, 600_000, 160_000, 1, 15);
+    check::<u8>(1, 1_300_000, 200_000, 1, 16);
+}
+
+#[test]
+fn single_blocks_checked_in_the_fold_reject_before_writing() {
+    // A rejected index anywhere in the fold (the first, the middle, the last update) leaves
+    // the output untouched and names the same position and value as the oracle.
+    let n = 300_000;
+    let k = 200_000;
+    let data: Vec<f32> = (0..n).map(|i| (i % 11) as f32).collect();
+    let upd: Vec<f32> = (0..k).map(|i| (i % 3) as f32).collect();
+    let dv = TensorView::new(&data, &[n]).unwrap();
+    let uv = TensorView::new(&upd, &[k]).unwrap();
+    let policies = [
+        (IndexPolicy::default(), n as i64),
+        (IndexPolicy::default(), -(n as i64) - 1),
+        (
+            IndexPolicy::new(NegativeIndices::Error, OutOfRange::Error),
+            -1,
+        ),
+        (
+            IndexPolicy::new(NegativeIndices::Error, OutOfRange::Clamp),
+            -3,
+        ),
+    ];
+    for (policy, bad) in policies {
+        for at in [0, k / 2, k - 1] {
+            let mut idx = common::lcg(17, k, n as u64);
+            idx[at] = bad;
+            let iv = TensorView::new(&idx, &[k]).unwrap();
+            for (reduction, include_self) in [(Reduction::Add, true), (Reduction::Max, false)] {
+                let base = ScatterOptions::new()
+                    .axis(0)
+                    .reduction(reduction)
+                    .include_self(include_self)
+                    .index_policy(policy);
+                let want = reference::scatter_elements(&dv, &iv, &uv, &base)
+                    .unwrap_err()
+                    .to_string();
+                for threads in [1, 2] {
+                    let opts = base.par(Par::threads_exact(threads));
+                    let what = format!("{policy:?} {bad} at {at} {reduction:?} {threads}T");
+                    let got = scatter_elements(&dv, &iv, &uv, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "allocating, {what}");
+                    let mut out = vec![7.0f32; n];
+                    let mut ov = TensorViewMut::new(&mut out, &[n]).unwrap();
+                    let got = scatter_elements_out(&dv, &iv, &uv, &mut ov, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "out, {what}");
+                    assert!(out.iter().all(|&x| x == 7.0), "out written, {what}");
+                    let mut out = data.clone();
+                    let mut ov = TensorViewMut::new(&mut out, &[n]).unwrap();
+                    let got = scatter_elements_into(&mut ov, &iv, &uv, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "in place, {what}");
+                    assert!(out == data, "in place written, {what}");
+                }
+            }
+        }
+    }
 }

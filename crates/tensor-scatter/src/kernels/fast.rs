@@ -327,6 +327,131 @@ fn fold_run<T: Element, I: IndexInt, C: Combiner<T>>(
     }
 }
 
+/// The element scatter of a single whole-row block (`outer == 1`) whose indices were *not*
+/// checked by an index pass: the block is copied into a scratch buffer (from the copy source,
+/// else from the destination), every index is checked as the fold reads it (by the identity
+/// fill's pass when there is one), and the destination is written, in one copy of the block,
+/// only once every index was accepted. It replaces the index pass, which would read the
+/// indices once more before the fold; the plan takes it when the indices outweigh the block.
+///
+/// Returns the flat position (from `idx_off`) of the first rejected index; the destination
+/// is then untouched.
+///
+/// # Safety
+/// `job.g.outer == 1`; `dest` covers cells `[dest_off, dest_off + n * inner)`, initialised
+/// when `job.src` is `None`, and nothing else touches them during the call.
+pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
+    job: &ElemJob<'_, T, I>,
+    dest: DestPtr<'_, T>,
+) -> Result<(), usize> {
+    let g = job.g;
+    debug_assert_eq!(g.outer, 1);
+    let (n, inner) = (g.n, g.inner.max(1));
+    let cells = n * g.inner;
+    let count = g.k * g.inner;
+    let mut stage = Stage::<T>::take(cells.max(1));
+    let sc = &mut stage.0;
+    match job.src {
+        Some(src) => sc.extend_from_slice(&src[..cells]),
+        // SAFETY: the block is in the destination, initialised (contract) and ours; the
+        // slice is dropped before the block is written.
+        None => sc.extend_from_slice(unsafe { dest.slice_mut(g.dest_off, cells) }),
+    }
+    let sc = &mut sc[..];
+    let idx = &job.idx[g.idx_off..g.idx_off + count];
+    let upd = &job.upd[g.upd_off..g.upd_off + count];
+    let (lo, hi) = crate::index::accepted_range(n, job.policy);
+    let policy = job.policy;
+    if let Some(id) = job.fill {
+        // The fill pass reads every index first: it does the checking, the fold does not.
+        for (e, x) in idx.iter().enumerate() {
+            let v = x.to_i64_sat();
+            if v < lo || v > hi {
+                return Err(e);
+            }
+            if let Some(p) = resolve_accepted(v, n, policy) {
+                sc[p * inner + e % inner] = id;
+            }
+        }
+        if inner == 1 {
+            fold_run::<T, I, C>(sc, idx, upd, policy);
+        } else {
+            for (irow, urow) in idx.chunks_exact(inner).zip(upd.chunks(inner)) {
+                for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
+                    if let Some(p) = resolve_accepted(x.to_i64_sat(), n, policy) {
+                        let c = &mut sc[p * inner + j];
+                        *c = C::combine(*c, u);
+                    }
+                }
+            }
+        }
+    } else if inner == 1 {
+        fold_run_checked::<T, I, C>(sc, idx, upd, policy, (lo, hi))?;
+    } else {
+        for (kk, (irow, urow)) in idx.chunks_exact(inner).zip(upd.chunks(inner)).enumerate() {
+            for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
+                let v = x.to_i64_sat();
+                if v < lo || v > hi {
+                    return Err(kk * inner + j);
+                }
+                if let Some(p) = resolve_accepted(v, n, policy) {
+                    let c = &mut sc[p * inner + j];
+                    *c = C::combine(*c, u);
+                }
+            }
+        }
+    }
+    // SAFETY: the block is in the destination and ours (contract); the scratch is a
+    // separate buffer.
+    unsafe { dest.copy_in(g.dest_off, sc) };
+    Ok(())
+}
+
+/// [`fold_run`] over indices not checked yet: each is checked against the accepted range
+/// `[lo, hi]` before its update is applied; the first rejected one stops the fold and its
+/// position is returned. Kept out of line: inlined into [`elem_checked`], its loop kept two
+/// of its pointers on the stack.
+#[inline(never)]
+fn fold_run_checked<T: Element, I: IndexInt, C: Combiner<T>>(
+    cells: &mut [T],
+    idx: &[I],
+    upd: &[T],
+    policy: IndexPolicy,
+    (lo, hi): (i64, i64),
+) -> Result<(), usize> {
+    let n = cells.len();
+    if policy.out_of_range == crate::index::OutOfRange::Error {
+        // Accepted: [-n, n) under `Wrap`, [0, n) otherwise. Adding n to a negative value
+        // (under `Wrap` only) maps exactly the accepted values into [0, n), so one unsigned
+        // bound check both accepts the index and finds its cell.
+        let wrap = if policy.negative == crate::index::NegativeIndices::Wrap {
+            n as i64
+        } else {
+            0
+        };
+        for (e, (x, &u)) in idx.iter().zip(upd).enumerate() {
+            let v = x.to_i64_sat();
+            let p = v.wrapping_add(wrap & (v >> 63)) as u64;
+            let Some(c) = usize::try_from(p).ok().and_then(|p| cells.get_mut(p)) else {
+                return Err(e);
+            };
+            *c = C::combine(*c, u);
+        }
+    } else {
+        for (e, (x, &u)) in idx.iter().zip(upd).enumerate() {
+            let v = x.to_i64_sat();
+            if v < lo || v > hi {
+                return Err(e);
+            }
+            if let Some(p) = resolve_accepted(v, n, policy) {
+                let c = &mut cells[p];
+                *c = C::combine(*c, u);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One column tile: copy (if asked), optional identity fill, then the fold in index order.
 ///
 /// # Safety

@@ -475,6 +475,9 @@ enum Prepared {
     /// Column tiles, staged or not (see [`fast::ElemJob::staged`]); the indices were
     /// range-checked in place (no resolved copy).
     Elem { g: fast::ElemGeom, staged: bool },
+    /// One whole-row block (`outer == 1`) folded into scratch, its indices checked by the
+    /// fold ([`fast::elem_checked`]), so nothing was checked yet.
+    ElemChecked { g: fast::ElemGeom },
     /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
     /// any write), so nothing was checked yet.
     ElemRadix {
@@ -537,6 +540,24 @@ fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions, copying: bool) -> 
     }
 }
 
+/// Whether an element scatter is one block folded by one task with its indices checked in the
+/// fold ([`fast::elem_checked`]): a single block (`outer == 1`) of at most
+/// [`par::fold_max_bytes`](crate::par::fold_max_bytes), whose indices take at least as many
+/// bytes as the block. A separate index pass would read every index once more, and the
+/// bucketed kernel writes and re-reads every update; the fold into scratch costs two copies
+/// of the block instead, small against the updates.
+fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
+    let block =
+        g.n.saturating_mul(g.inner)
+            .saturating_mul(std::mem::size_of::<T>());
+    g.outer == 1
+        && block <= crate::par::fold_max_bytes(threads)
+        && g.k
+            .saturating_mul(g.inner)
+            .saturating_mul(std::mem::size_of::<I>())
+            >= block
+}
+
 /// The index pass of the fast strategies.
 #[allow(clippy::absurd_extreme_comparisons)] // DEDUP_MIN_CELLS is 0 in the unit-test build
 fn prepare<T, I: IndexInt>(
@@ -550,6 +571,9 @@ fn prepare<T, I: IndexInt>(
     if let Some(axis) = plan.elem_axis
         && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
     {
+        if check_in_fold::<T, I>(g, opts.par.threads()) {
+            return Ok(Prepared::ElemChecked { g });
+        }
         let p = elem_strategy::<T>(g, opts, copying);
         if let Prepared::Elem { .. } = p {
             validate_flat(plan, indices, opts)?;
@@ -724,32 +748,32 @@ fn run_fast<T: Element, I: IndexInt>(
     let threads = opts.par.threads();
     let r = opts.reduction;
     let fill = (r != Reduction::None && !opts.include_self).then(|| T::identity(r));
+    let elem_job = |g, fill, staged| fast::ElemJob {
+        g,
+        idx: indices.data,
+        upd: updates.data,
+        src,
+        policy: opts.index_policy,
+        fill,
+        staged,
+    };
     match prep {
         &Prepared::ElemRadix { g, block_cells } => {
-            let job = fast::ElemJob {
-                g,
-                idx: indices.data,
-                upd: updates.data,
-                src,
-                policy: opts.index_policy,
-                fill: None,
-                staged: false,
-            };
+            let job = elem_job(g, None, false);
             let buckets = fast::radix_bucket(&job, block_cells, threads)
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
             with_combiner!(r, C => fast::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
             Ok(())
         }
+        &Prepared::ElemChecked { g } => {
+            let job = elem_job(g, fill, false);
+            // SAFETY: the plan's geometry has outer == 1 and `dest` covers it (`elem_geom`);
+            // with `src` absent the destination was initialised by the caller or the copy.
+            with_combiner!(r, C => unsafe { fast::elem_checked::<T, I, C>(&job, dest) })
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))
+        }
         &Prepared::Elem { g, staged } => {
-            let job = fast::ElemJob {
-                g,
-                idx: indices.data,
-                upd: updates.data,
-                src,
-                policy: opts.index_policy,
-                fill,
-                staged,
-            };
+            let job = elem_job(g, fill, staged);
             with_combiner!(r, C => fast::elements::<T, I, C>(&job, dest, threads));
             Ok(())
         }
@@ -862,8 +886,8 @@ fn run_into<T: Element, I: IndexInt>(
             fused.is_some(),
         )?;
         if let (Some(d), None) = (copy_from, fused) {
-            if let Prepared::ElemRadix { .. } = prep {
-                // The radix kernel checks indices in its first pass; the copy comes earlier.
+            if let Prepared::ElemRadix { .. } | Prepared::ElemChecked { .. } = prep {
+                // These kernels check indices as they go; the copy comes earlier.
                 validate_flat(plan, indices, opts)?;
             }
             copy_view(d, dest, dest_layout);
