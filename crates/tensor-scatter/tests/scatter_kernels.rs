@@ -148,8 +148,8 @@ fn whole_row_blocks_match_the_oracle() {
 #[test]
 fn single_blocks_checked_in_the_fold_match_the_oracle() {
     // One block (outer = 1) of 1.2-1.6 MB with more index bytes than block bytes: one task
-    // folds it into scratch, checking each index as it goes, at 1 and 2 threads; at 3 the
-    // same calls take the buckets.
+    // folds it into scratch, checking each index as it goes, at 1 and 2 threads; at 3 (a
+    // 1.33 MiB budget) the two 1.6 MB blocks take the buckets, the others still the fold.
     check::<f32>(1, 400_000, 220_000, 1, 13); // a 1-D scatter
     check::<f64>(1, 50_000, 60_000, 4, 14); // rows of four cells
     check::<half::f16>(1, 600_000, 160_000, 1, 15);

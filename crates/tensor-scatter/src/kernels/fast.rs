@@ -329,9 +329,9 @@ fn fold_run<T: Element, I: IndexInt, C: Combiner<T>>(
 
 /// The element scatter of a single whole-row block (`outer == 1`) whose indices were *not*
 /// checked by an index pass: the block is copied into a scratch buffer (from the copy source,
-/// else from the destination), every index is checked as the fold reads it (by the identity
-/// fill's pass when there is one), and the destination is written, in one copy of the block,
-/// only once every index was accepted. It replaces the index pass, which would read the
+/// else from the destination), every index is checked as the fold reads it (first by the
+/// identity fill's pass when there is one), and the destination is written, in one copy of
+/// the block, only once every index was accepted. It replaces the index pass, which would read the
 /// indices once more before the fold; the plan takes it when the indices outweigh the block.
 ///
 /// Returns the flat position (from `idx_off`) of the first rejected index; the destination
@@ -363,7 +363,7 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
     let (lo, hi) = crate::index::accepted_range(n, job.policy);
     let policy = job.policy;
     if let Some(id) = job.fill {
-        // The fill pass reads every index first: it does the checking, the fold does not.
+        // The identity fill reads every index before the fold: it checks them first.
         for (e, x) in idx.iter().enumerate() {
             let v = x.to_i64_sat();
             if v < lo || v > hi {
@@ -373,22 +373,13 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
                 sc[p * inner + e % inner] = id;
             }
         }
-        if inner == 1 {
-            fold_run::<T, I, C>(sc, idx, upd, policy);
-        } else {
-            for (irow, urow) in idx.chunks_exact(inner).zip(upd.chunks(inner)) {
-                for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
-                    if let Some(p) = resolve_accepted(x.to_i64_sat(), n, policy) {
-                        let c = &mut sc[p * inner + j];
-                        *c = C::combine(*c, u);
-                    }
-                }
-            }
-        }
-    } else if inner == 1 {
+    }
+    // The fold checks every index (again, after a fill pass: one compare each).
+    if inner == 1 {
         fold_run_checked::<T, I, C>(sc, idx, upd, policy, (lo, hi))?;
     } else {
-        for (kk, (irow, urow)) in idx.chunks_exact(inner).zip(upd.chunks(inner)).enumerate() {
+        let rows = idx.chunks_exact(inner).zip(upd.chunks_exact(inner));
+        for (kk, (irow, urow)) in rows.enumerate() {
             for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
                 let v = x.to_i64_sat();
                 if v < lo || v > hi {
