@@ -4,13 +4,15 @@
 //! identity fill, and whole-row blocks (staged above 8 MiB with the fused copy), for every
 //! form, several reductions, thread counts, instruction-set levels and destination alignments
 //! (the staged kernel streams whole 64-byte lines, and shifts its tile grid to the
-//! destination's line boundaries).
+//! destination's line boundaries). Single rows are also cut into one part per thread (the
+//! split fold), with the index dtypes its vector scans take and one they do not.
 #![cfg(feature = "reference")]
 
 use tensor_scatter::isa::{Isa, with_isa};
 use tensor_scatter::{
-    Element, IndexPolicy, NegativeIndices, OutOfRange, Par, Reduction, ScatterOptions, TensorView,
-    TensorViewMut, reference, scatter_elements, scatter_elements_into, scatter_elements_out,
+    Element, IndexInt, IndexPolicy, NegativeIndices, OutOfRange, Par, Reduction, ScatterOptions,
+    TensorView, TensorViewMut, reference, scatter_elements, scatter_elements_into,
+    scatter_elements_out,
 };
 
 mod common;
@@ -211,4 +213,112 @@ fn single_blocks_checked_in_the_fold_reject_before_writing() {
             }
         }
     }
+}
+
+/// A 1-D scatter of `k` updates into `n` cells with `I` indices (negative ones, when `I` has
+/// them, wrap), in every form, every reduction the split fold takes, every ISA level and 1-4
+/// threads, against the oracle; and the same indices with one of them rejected, at each
+/// position of `bad_at`, leave every output untouched with the oracle's error.
+fn check_row<T: Whole, I: IndexInt + TryFrom<i64>>(n: usize, k: usize, seed: u64, bad: &[i64]) {
+    let signed = I::try_from(-1).is_ok();
+    let data: Vec<T> = (0..n).map(|i| T::whole((i % 13) as i64 - 6)).collect();
+    let upd: Vec<T> = (0..k).map(|i| T::whole((i % 5) as i64 - 2)).collect();
+    let raw = common::lcg(seed, k, if signed { 2 * n as u64 } else { n as u64 });
+    let shift = if signed { n as i64 } else { 0 };
+    let to_i = |v: i64| I::try_from(v).ok().expect("index fits the index type");
+    let idx: Vec<I> = raw.iter().map(|&v| to_i(v - shift)).collect();
+    let dv = TensorView::new(&data, &[n]).unwrap();
+    let iv = TensorView::new(&idx, &[k]).unwrap();
+    let uv = TensorView::new(&upd, &[k]).unwrap();
+    for reduction in [
+        Reduction::None,
+        Reduction::Add,
+        Reduction::Min,
+        Reduction::Mul,
+    ] {
+        let base = ScatterOptions::new().reduction(reduction);
+        let want = reference::scatter_elements(&dv, &iv, &uv, &base).unwrap();
+        let want = T::bits(want.as_slice());
+        for isa in Isa::supported() {
+            for threads in [1, 2, 3, 4] {
+                let opts = base.par(Par::threads_exact(threads));
+                let what = format!("{} {reduction:?} {isa:?} {threads}T", I::DTYPE);
+                let got = with_isa(isa, || scatter_elements(&dv, &iv, &uv, &opts))
+                    .unwrap()
+                    .unwrap();
+                assert!(T::bits(got.as_slice()) == want, "allocating, {what}");
+                let mut out = vec![T::whole(99); n];
+                let mut ov = TensorViewMut::new(&mut out, &[n]).unwrap();
+                with_isa(isa, || scatter_elements_out(&dv, &iv, &uv, &mut ov, &opts))
+                    .unwrap()
+                    .unwrap();
+                assert!(T::bits(&out) == want, "out, {what}");
+                out.copy_from_slice(&data);
+                let mut ov = TensorViewMut::new(&mut out, &[n]).unwrap();
+                with_isa(isa, || scatter_elements_into(&mut ov, &iv, &uv, &opts))
+                    .unwrap()
+                    .unwrap();
+                assert!(T::bits(&out) == want, "into, {what}");
+            }
+        }
+    }
+    // Rejected indices: at the first update, in a vector lane of a later batch, in the
+    // middle, in the scalar tail of the last batch, and at the last update.
+    let strict = IndexPolicy::new(NegativeIndices::Error, OutOfRange::Error);
+    for &value in bad {
+        for at in [0, 1029, k / 2, k - 3, k - 1] {
+            let mut bad_idx = idx.clone();
+            bad_idx[at] = to_i(value);
+            let iv = TensorView::new(&bad_idx, &[k]).unwrap();
+            for policy in [IndexPolicy::default(), strict] {
+                let base = ScatterOptions::new()
+                    .reduction(Reduction::Add)
+                    .index_policy(policy);
+                // Under the strict policy the first negative index may come first.
+                let want = reference::scatter_elements(&dv, &iv, &uv, &base)
+                    .unwrap_err()
+                    .to_string();
+                for isa in Isa::supported() {
+                    for threads in [2, 3] {
+                        let opts = base.par(Par::threads_exact(threads));
+                        let what = format!("{value} at {at} {policy:?} {isa:?} {threads}T");
+                        let run = |f: &mut dyn FnMut() -> tensor_scatter::Result<()>| {
+                            with_isa(isa, f).unwrap().unwrap_err().to_string()
+                        };
+                        let got = run(&mut || scatter_elements(&dv, &iv, &uv, &opts).map(drop));
+                        assert_eq!(got, want, "allocating, {what}");
+                        let mut out = vec![T::whole(7); n];
+                        let mut ov = TensorViewMut::new(&mut out, &[n]).unwrap();
+                        let got = run(&mut || scatter_elements_out(&dv, &iv, &uv, &mut ov, &opts));
+                        assert_eq!(got, want, "out, {what}");
+                        assert!(
+                            T::bits(&out) == T::bits(&vec![T::whole(7); n]),
+                            "out written, {what}"
+                        );
+                        let mut out = data.clone();
+                        let mut ov = TensorViewMut::new(&mut out, &[n]).unwrap();
+                        let got = run(&mut || scatter_elements_into(&mut ov, &iv, &uv, &opts));
+                        assert_eq!(got, want, "in place, {what}");
+                        assert!(T::bits(&out) == T::bits(&data), "in place written, {what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn single_rows_split_by_destination_match_the_oracle() {
+    // Rows of up to 3 MB (at most 2 MiB per thread) with more index bytes than row bytes:
+    // at 2-4 threads each thread folds its part of the row, scanning every update (eight at
+    // a time for int32 and int64 indices above the baseline level, one at a time otherwise);
+    // 8-byte indices only into rows too big for one task (above 2 MiB at 2 threads, 1.33
+    // at 3); at 1 thread one task folds the whole row. k is not a multiple of 8, so the
+    // last batch has a scalar tail.
+    let (n, m) = (700_000i64, 400_000i64);
+    check_row::<f32, i64>(n as usize, 500_003, 21, &[n, -n - 1, i64::MIN, i64::MAX]);
+    check_row::<f32, i32>(m as usize, 400_005, 22, &[m, -m - 1, i32::MIN.into()]);
+    check_row::<u8, u32>(1_000_000, 300_001, 23, &[1_000_000, u32::MAX.into()]);
+    check_row::<f64, i16>(30_000, 130_007, 24, &[30_000, -30_001, i16::MIN.into()]);
+    check_row::<half::f16, u64>(1_500_000, 400_003, 25, &[1_500_000]);
 }

@@ -169,11 +169,11 @@ static STAGE_POOL: std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>> =
 const STAGE_POOL_MAX: usize = 16;
 
 /// A staging buffer of the element kernel, taken from [`STAGE_POOL`] and returned on drop.
-struct Stage<T: Element>(Vec<T>);
+pub(super) struct Stage<T: Element>(pub(super) Vec<T>);
 
 impl<T: Element> Stage<T> {
     /// An empty buffer with capacity for `cap` cells (none is taken for `cap == 0`).
-    fn take(cap: usize) -> Stage<T> {
+    pub(super) fn take(cap: usize) -> Stage<T> {
         if cap == 0 {
             return Stage(Vec::new());
         }

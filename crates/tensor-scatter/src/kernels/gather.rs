@@ -6,7 +6,7 @@
 //! parallel task owns a contiguous range of the output, so the result does not depend on the
 //! thread count.
 
-use super::{DestPtr, prefetch};
+use super::{DestPtr, prefetch, read};
 use crate::index::{IndexInt, IndexPolicy, resolve_accepted};
 use crate::par::{run_tasks, task_count};
 
@@ -589,21 +589,6 @@ super::simd::multiversion! {
             }
             j = e;
         }
-    }
-}
-
-/// `s[i]`, unchecked unless the `checked-kernels` feature is on.
-///
-/// # Safety
-/// `i < s.len()`.
-#[inline(always)]
-unsafe fn read<U: Copy>(s: &[U], i: usize) -> U {
-    if cfg!(feature = "checked-kernels") {
-        s[i]
-    } else {
-        debug_assert!(i < s.len());
-        // SAFETY: `i < s.len()` per the contract.
-        unsafe { *s.get_unchecked(i) }
     }
 }
 

@@ -12,11 +12,42 @@
 pub(crate) mod fast;
 pub(crate) mod gather;
 pub(crate) mod simd;
+pub(crate) mod split;
 
 use std::marker::PhantomData;
 
 use crate::dtype::Element;
 use crate::reduce::Combiner;
+
+/// `s[i]`, unchecked unless the `checked-kernels` feature is on.
+///
+/// # Safety
+/// `i < s.len()`.
+#[inline(always)]
+pub(crate) unsafe fn read<U: Copy>(s: &[U], i: usize) -> U {
+    if cfg!(feature = "checked-kernels") {
+        s[i]
+    } else {
+        debug_assert!(i < s.len());
+        // SAFETY: `i < s.len()` per the contract.
+        unsafe { *s.get_unchecked(i) }
+    }
+}
+
+/// `&mut s[i]`, unchecked unless the `checked-kernels` feature is on.
+///
+/// # Safety
+/// `i < s.len()`.
+#[inline(always)]
+pub(crate) unsafe fn at_mut<U>(s: &mut [U], i: usize) -> &mut U {
+    if cfg!(feature = "checked-kernels") {
+        &mut s[i]
+    } else {
+        debug_assert!(i < s.len());
+        // SAFETY: `i < s.len()` per the contract.
+        unsafe { s.get_unchecked_mut(i) }
+    }
+}
 
 /// `dest[d + i] = C(dest[d + i], upd[u + i])` for `i < len`.
 #[inline(always)]

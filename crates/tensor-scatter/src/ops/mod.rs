@@ -22,7 +22,7 @@ pub(crate) mod scatter_update;
 use crate::dtype::Element;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{Fault, IndexInt, IndexPolicy, Resolved, accepted_range, resolve};
-use crate::kernels::{self, DestPtr, fast};
+use crate::kernels::{self, DestPtr, fast, split};
 use crate::par::Par;
 use crate::reduce::{Accumulation, AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
 use crate::shape::Odometer;
@@ -478,6 +478,10 @@ enum Prepared {
     /// One whole-row block (`outer == 1`) folded into scratch, its indices checked by the
     /// fold ([`fast::elem_checked`]), so nothing was checked yet.
     ElemChecked { g: fast::ElemGeom },
+    /// One row (`outer == 1`, `inner == 1`) cut into one part per task, each task scanning
+    /// every update ([`split::elem_split`]); its indices are checked by the scans, so
+    /// nothing was checked yet.
+    ElemSplit { g: fast::ElemGeom, parts: usize },
     /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
     /// any write), so nothing was checked yet.
     ElemRadix {
@@ -558,6 +562,40 @@ fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
             >= block
 }
 
+/// The number of parts of a row folded by the split fold ([`split::elem_split`]), if it
+/// takes this scatter: one row (`outer == 1`, `inner == 1`) of at most
+/// [`par::SPLIT_PART_BYTES`](crate::par::SPLIT_PART_BYTES) per thread, with 2 to
+/// [`par::SPLIT_MAX_PARTS`](crate::par::SPLIT_MAX_PARTS) threads, whose indices take at
+/// least as many bytes as the row, under the default out-of-range rule and without an
+/// identity fill. Every task reads every index, so the scatter must be big enough to be
+/// parallel at all; and with 8-byte indices that read costs about what halving the updates
+/// saves, so they are split only when the row is too big for the single fold
+/// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)), where the other choice is the
+/// buckets.
+#[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
+fn split_parts<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> Option<usize> {
+    let size = std::mem::size_of::<T>();
+    let row = g.n.saturating_mul(size);
+    let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
+    let fill = opts.reduction != Reduction::None && !opts.include_self;
+    let fits = row <= threads.saturating_mul(crate::par::SPLIT_PART_BYTES);
+    let big = index_bytes
+        .saturating_add(g.k.saturating_mul(size))
+        .saturating_add(row)
+        >= crate::par::MIN_PARALLEL_BYTES;
+    ((2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
+        && g.outer == 1
+        && g.inner == 1
+        && g.n <= split::SPLIT_MAX_CELLS
+        && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
+        && !fill
+        && fits
+        && big
+        && index_bytes >= row
+        && (std::mem::size_of::<I>() <= 4 || row > crate::par::fold_max_bytes(threads)))
+    .then_some(threads)
+}
+
 /// The index pass of the fast strategies.
 #[allow(clippy::absurd_extreme_comparisons)] // DEDUP_MIN_CELLS is 0 in the unit-test build
 fn prepare<T, I: IndexInt>(
@@ -571,6 +609,9 @@ fn prepare<T, I: IndexInt>(
     if let Some(axis) = plan.elem_axis
         && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
     {
+        if let Some(parts) = split_parts::<T, I>(g, opts, opts.par.threads()) {
+            return Ok(Prepared::ElemSplit { g, parts });
+        }
         if check_in_fold::<T, I>(g, opts.par.threads()) {
             return Ok(Prepared::ElemChecked { g });
         }
@@ -772,6 +813,15 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, C => unsafe { fast::elem_checked::<T, I, C>(&job, dest) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
+        &Prepared::ElemSplit { g, parts } => {
+            let job = elem_job(g, None, false);
+            // SAFETY: `split_parts` took a single row of at most SPLIT_MAX_CELLS cells under
+            // the `Error` out-of-range rule without a fill, and `dest` covers it
+            // (`elem_geom`); with `src` absent the destination was initialised by the caller
+            // or the copy.
+            with_combiner!(r, C => unsafe { split::elem_split::<T, I, C>(&job, dest, parts) })
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))
+        }
         &Prepared::Elem { g, staged } => {
             let job = elem_job(g, fill, staged);
             with_combiner!(r, C => fast::elements::<T, I, C>(&job, dest, threads));
@@ -886,7 +936,10 @@ fn run_into<T: Element, I: IndexInt>(
             fused.is_some(),
         )?;
         if let (Some(d), None) = (copy_from, fused) {
-            if let Prepared::ElemRadix { .. } | Prepared::ElemChecked { .. } = prep {
+            if let Prepared::ElemRadix { .. }
+            | Prepared::ElemChecked { .. }
+            | Prepared::ElemSplit { .. } = prep
+            {
                 // These kernels check indices as they go; the copy comes earlier.
                 validate_flat(plan, indices, opts)?;
             }
