@@ -152,6 +152,27 @@ pub(crate) fn accepted_range(size: usize, policy: IndexPolicy) -> (i64, i64) {
     }
 }
 
+/// Under the `Error` out-of-range rule: what a negative index of a dimension of `size` is
+/// moved by (`size` under `Wrap`, else 0), for [`shifted_cell`].
+#[inline(always)]
+pub(crate) fn negative_shift(size: usize, negative: NegativeIndices) -> i64 {
+    if negative == NegativeIndices::Wrap {
+        size as i64
+    } else {
+        0
+    }
+}
+
+/// The cell of index `v` as an unsigned number, a negative `v` moved by `shift`
+/// ([`negative_shift`]): under the `Error` out-of-range rule it is below `size` exactly when
+/// the policy accepts `v`, since adding `size` to a negative value (under `Wrap` only) maps
+/// exactly the accepted values into `[0, size)`. One unsigned bound check then both accepts
+/// an index and finds its cell.
+#[inline(always)]
+pub(crate) fn shifted_cell(v: i64, shift: i64) -> u64 {
+    v.wrapping_add(shift & (v >> 63)) as u64
+}
+
 /// [`resolve`] for a value already accepted by [`accepted_range`]: the position, or `None` for
 /// a skipped update. Cheap enough for the innermost loop.
 #[inline(always)]

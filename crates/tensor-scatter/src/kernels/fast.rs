@@ -412,17 +412,10 @@ fn fold_run_checked<T: Element, I: IndexInt, C: Combiner<T>>(
 ) -> Result<(), usize> {
     let n = cells.len();
     if policy.out_of_range == crate::index::OutOfRange::Error {
-        // Accepted: [-n, n) under `Wrap`, [0, n) otherwise. Adding n to a negative value
-        // (under `Wrap` only) maps exactly the accepted values into [0, n), so one unsigned
-        // bound check both accepts the index and finds its cell.
-        let wrap = if policy.negative == crate::index::NegativeIndices::Wrap {
-            n as i64
-        } else {
-            0
-        };
+        // One unsigned bound check accepts the index and finds its cell (`shifted_cell`).
+        let shift = crate::index::negative_shift(n, policy.negative);
         for (e, (x, &u)) in idx.iter().zip(upd).enumerate() {
-            let v = x.to_i64_sat();
-            let p = v.wrapping_add(wrap & (v >> 63)) as u64;
+            let p = crate::index::shifted_cell(x.to_i64_sat(), shift);
             let Some(c) = usize::try_from(p).ok().and_then(|p| cells.get_mut(p)) else {
                 return Err(e);
             };

@@ -15,7 +15,7 @@
 //! copy from its scratch buffer), and on a rejected index every task stops and none writes.
 
 use crate::dtype::{DType, Element};
-use crate::index::{IndexInt, NegativeIndices};
+use crate::index::IndexInt;
 use crate::kernels::DestPtr;
 use crate::kernels::fast::{ElemJob, Stage, split};
 use crate::par;
@@ -65,11 +65,7 @@ pub(crate) unsafe fn elem_split<T: Element, I: IndexInt, C: Combiner<T>>(
     let n = g.n;
     let idx = &job.idx[g.idx_off..g.idx_off + g.k];
     let upd = &job.upd[g.upd_off..g.upd_off + g.k];
-    let wrap = if job.policy.negative == NegativeIndices::Wrap {
-        n as i64
-    } else {
-        0
-    };
+    let wrap = crate::index::negative_shift(n, job.policy.negative);
     let level = crate::isa::active_level();
     let line = par::line_cells::<T>();
     let parts = parts.max(1);
@@ -158,7 +154,7 @@ impl Part {
     /// exactly when the policy accepts `v`.
     #[inline(always)]
     fn cell(self, v: i64) -> u64 {
-        v.wrapping_add(self.wrap & (v >> 63)) as u64
+        crate::index::shifted_cell(v, self.wrap)
     }
 
     /// Whether the policy accepts `v`.

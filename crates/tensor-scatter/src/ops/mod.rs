@@ -481,7 +481,7 @@ enum Prepared {
     /// One row (`outer == 1`, `inner == 1`) cut into one part per task, each task scanning
     /// every update ([`split::elem_split`]); its indices are checked by the scans, so
     /// nothing was checked yet.
-    ElemSplit { g: fast::ElemGeom, parts: usize },
+    ElemSplit { g: fast::ElemGeom },
     /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
     /// any write), so nothing was checked yet.
     ElemRadix {
@@ -562,8 +562,8 @@ fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
             >= block
 }
 
-/// The number of parts of a row folded by the split fold ([`split::elem_split`]), if it
-/// takes this scatter: one row (`outer == 1`, `inner == 1`) of at most
+/// Whether the split fold ([`split::elem_split`], one part per thread) takes this scatter:
+/// one row (`outer == 1`, `inner == 1`) of at most
 /// [`par::SPLIT_PART_BYTES`](crate::par::SPLIT_PART_BYTES) per thread, with 2 to
 /// [`par::SPLIT_MAX_PARTS`](crate::par::SPLIT_MAX_PARTS) threads, whose indices take at
 /// least as many bytes as the row, under the default out-of-range rule and without an
@@ -573,7 +573,7 @@ fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
 /// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)), where the other choice is the
 /// buckets.
 #[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
-fn split_parts<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> Option<usize> {
+fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     let size = std::mem::size_of::<T>();
     let row = g.n.saturating_mul(size);
     let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
@@ -583,7 +583,7 @@ fn split_parts<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -
         .saturating_add(g.k.saturating_mul(size))
         .saturating_add(row)
         >= crate::par::MIN_PARALLEL_BYTES;
-    ((2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
+    (2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
         && g.outer == 1
         && g.inner == 1
         && g.n <= split::SPLIT_MAX_CELLS
@@ -592,8 +592,7 @@ fn split_parts<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -
         && fits
         && big
         && index_bytes >= row
-        && (std::mem::size_of::<I>() <= 4 || row > crate::par::fold_max_bytes(threads)))
-    .then_some(threads)
+        && (std::mem::size_of::<I>() <= 4 || row > crate::par::fold_max_bytes(threads))
 }
 
 /// The index pass of the fast strategies.
@@ -609,8 +608,8 @@ fn prepare<T, I: IndexInt>(
     if let Some(axis) = plan.elem_axis
         && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
     {
-        if let Some(parts) = split_parts::<T, I>(g, opts, opts.par.threads()) {
-            return Ok(Prepared::ElemSplit { g, parts });
+        if split_fold::<T, I>(g, opts, opts.par.threads()) {
+            return Ok(Prepared::ElemSplit { g });
         }
         if check_in_fold::<T, I>(g, opts.par.threads()) {
             return Ok(Prepared::ElemChecked { g });
@@ -813,13 +812,13 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, C => unsafe { fast::elem_checked::<T, I, C>(&job, dest) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
-        &Prepared::ElemSplit { g, parts } => {
+        &Prepared::ElemSplit { g } => {
             let job = elem_job(g, None, false);
-            // SAFETY: `split_parts` took a single row of at most SPLIT_MAX_CELLS cells under
+            // SAFETY: `split_fold` took a single row of at most SPLIT_MAX_CELLS cells under
             // the `Error` out-of-range rule without a fill, and `dest` covers it
             // (`elem_geom`); with `src` absent the destination was initialised by the caller
             // or the copy.
-            with_combiner!(r, C => unsafe { split::elem_split::<T, I, C>(&job, dest, parts) })
+            with_combiner!(r, C => unsafe { split::elem_split::<T, I, C>(&job, dest, threads) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::Elem { g, staged } => {
