@@ -151,7 +151,7 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
                 unsafe { elem_staged_tile::<T, I, C>(job, dest, o, i0, i1, &mut stage.0, level) };
             } else {
                 // SAFETY: tile (o, [i0, i1)) is visited by exactly one task; see `elem_tile`.
-                unsafe { elem_tile::<T, I, C>(job, dest, o, i0, i1) };
+                unsafe { elem_tile::<T, I, C>(job, dest, o, i0, i1, level) };
             }
         }
         if staged {
@@ -251,9 +251,9 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
         let first = o * g.k;
         let irow = &job.idx[g.idx_off + first..g.idx_off + first + g.k];
         let urow = &job.upd[g.upd_off + first..g.upd_off + first + g.k];
-        fold_run::<T, I, C>(sc, irow, urow, job.policy);
+        fold_run::<T, I, C>(level, sc, irow, urow, job.policy);
     } else {
-        fold_rows::<T, I, C>(job, sc, o, i0, w);
+        fold_rows::<T, I, C>(level, job, sc, o, i0, w);
     }
     for p in 0..runs {
         // SAFETY: run p of the tile is in the destination and owned by this task; the
@@ -268,60 +268,65 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
     }
 }
 
-/// The fold of a staged tile of `w` columns from `i0`, update row by update row, each row's
-/// first lines of indices and updates prefetched [`STAGE_PREFETCH_ROWS`] rows ahead.
-fn fold_rows<T: Element, I: IndexInt, C: Combiner<T>>(
-    job: &ElemJob<'_, T, I>,
-    sc: &mut [T],
-    o: usize,
-    i0: usize,
-    w: usize,
-) {
-    let (g, n) = (job.g, job.g.n);
-    for kk in 0..g.k {
-        if kk + STAGE_PREFETCH_ROWS < g.k {
-            let r = (o * g.k + kk + STAGE_PREFETCH_ROWS) * g.inner + i0;
-            let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r).cast::<u8>();
-            // The first 512 bytes of the index row (`prefetch` takes 256 at a time).
-            for at in (0..(w * std::mem::size_of::<I>()).min(512)).step_by(256) {
-                super::prefetch(ip.wrapping_add(at), 256);
+super::simd::multiversion! {
+    /// The fold of a staged tile of `w` columns from `i0`, update row by update row, each row's
+    /// first lines of indices and updates prefetched [`STAGE_PREFETCH_ROWS`] rows ahead.
+    fn fold_rows<T: Element, I: IndexInt, C: Combiner<T>>(
+        job: &ElemJob<'_, T, I>,
+        sc: &mut [T],
+        o: usize,
+        i0: usize,
+        w: usize,
+    ) -> () {
+        let (g, n) = (job.g, job.g.n);
+        for kk in 0..g.k {
+            if kk + STAGE_PREFETCH_ROWS < g.k {
+                let r = (o * g.k + kk + STAGE_PREFETCH_ROWS) * g.inner + i0;
+                let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r).cast::<u8>();
+                // The first 512 bytes of the index row (`prefetch` takes 256 at a time).
+                for at in (0..(w * std::mem::size_of::<I>()).min(512)).step_by(256) {
+                    super::prefetch(ip.wrapping_add(at), 256);
+                }
+                super::prefetch(job.upd.as_ptr().wrapping_add(g.upd_off + r), 256);
             }
-            super::prefetch(job.upd.as_ptr().wrapping_add(g.upd_off + r), 256);
-        }
-        let (irow, urow) = job.rows(o, kk, i0, w);
-        for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
-            if let Some(p) = resolve_accepted(x.to_i64_sat(), n, job.policy) {
-                let c = &mut sc[p * w + j];
-                *c = C::combine(*c, u);
+            let (irow, urow) = job.rows(o, kk, i0, w);
+            for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
+                if let Some(p) = resolve_accepted(x.to_i64_sat(), n, job.policy) {
+                    let c = &mut sc[p * w + j];
+                    *c = C::combine(*c, u);
+                }
             }
         }
     }
 }
 
-/// `cells[p] = C(cells[p], u)` for each index and update of a contiguous run, in order, `p`
-/// resolved under `policy` (every index was accepted for `cells.len()` by the index pass).
-/// The default policy takes a loop without the clamp or skip.
-#[inline(always)]
-fn fold_run<T: Element, I: IndexInt, C: Combiner<T>>(
-    cells: &mut [T],
-    idx: &[I],
-    upd: &[T],
-    policy: IndexPolicy,
-) {
-    let n = cells.len();
-    if policy.out_of_range == crate::index::OutOfRange::Error {
-        for (x, &u) in idx.iter().zip(upd) {
-            let v = x.to_i64_sat();
-            // Accepted values lie in [-n, n) (negative ones only under `Wrap`).
-            let p = if v < 0 { v.wrapping_add(n as i64) } else { v } as usize;
-            let c = &mut cells[p];
-            *c = C::combine(*c, u);
-        }
-    } else {
-        for (x, &u) in idx.iter().zip(upd) {
-            if let Some(p) = resolve_accepted(x.to_i64_sat(), n, policy) {
+super::simd::multiversion! {
+    /// `cells[p] = C(cells[p], u)` for each index and update of a contiguous run, in order, `p`
+    /// resolved under `policy` (every index was accepted for `cells.len()` by the index pass).
+    /// The default policy takes a loop without the clamp or skip. One version per instruction
+    /// set ([`multiversion`](super::simd::multiversion)): the canonical-NaN select of the float
+    /// combines is one blend with AVX instead of four SSE2 mask operations (see DESIGN.md).
+    fn fold_run<T: Element, I: IndexInt, C: Combiner<T>>(
+        cells: &mut [T],
+        idx: &[I],
+        upd: &[T],
+        policy: IndexPolicy,
+    ) -> () {
+        let n = cells.len();
+        if policy.out_of_range == crate::index::OutOfRange::Error {
+            for (x, &u) in idx.iter().zip(upd) {
+                let v = x.to_i64_sat();
+                // Accepted values lie in [-n, n) (negative ones only under `Wrap`).
+                let p = if v < 0 { v.wrapping_add(n as i64) } else { v } as usize;
                 let c = &mut cells[p];
                 *c = C::combine(*c, u);
+            }
+        } else {
+            for (x, &u) in idx.iter().zip(upd) {
+                if let Some(p) = resolve_accepted(x.to_i64_sat(), n, policy) {
+                    let c = &mut cells[p];
+                    *c = C::combine(*c, u);
+                }
             }
         }
     }
@@ -376,7 +381,9 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
     }
     // The fold checks every index (again, after a fill pass: one compare each).
     if inner == 1 {
-        fold_run_checked::<T, I, C>(sc, idx, upd, policy, (lo, hi))?;
+        // This runs on the calling thread, so its level is the operation's.
+        let level = crate::isa::active_level();
+        fold_run_checked::<T, I, C>(level, sc, idx, upd, policy, (lo, hi))?;
     } else {
         let rows = idx.chunks_exact(inner).zip(upd.chunks_exact(inner));
         for (kk, (irow, urow)) in rows.enumerate() {
@@ -398,42 +405,45 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
     Ok(())
 }
 
-/// [`fold_run`] over indices not checked yet: each is checked against the accepted range
-/// `[lo, hi]` before its update is applied; the first rejected one stops the fold and its
-/// position is returned. Kept out of line: inlined into [`elem_checked`], its loop kept two
-/// of its pointers on the stack.
-#[inline(never)]
-fn fold_run_checked<T: Element, I: IndexInt, C: Combiner<T>>(
-    cells: &mut [T],
-    idx: &[I],
-    upd: &[T],
-    policy: IndexPolicy,
-    (lo, hi): (i64, i64),
-) -> Result<(), usize> {
-    let n = cells.len();
-    if policy.out_of_range == crate::index::OutOfRange::Error {
-        // One unsigned bound check accepts the index and finds its cell (`shifted_cell`).
-        let shift = crate::index::negative_shift(n, policy.negative);
-        for (e, (x, &u)) in idx.iter().zip(upd).enumerate() {
-            let p = crate::index::shifted_cell(x.to_i64_sat(), shift);
-            let Some(c) = usize::try_from(p).ok().and_then(|p| cells.get_mut(p)) else {
-                return Err(e);
-            };
-            *c = C::combine(*c, u);
-        }
-    } else {
-        for (e, (x, &u)) in idx.iter().zip(upd).enumerate() {
-            let v = x.to_i64_sat();
-            if v < lo || v > hi {
-                return Err(e);
-            }
-            if let Some(p) = resolve_accepted(v, n, policy) {
-                let c = &mut cells[p];
+super::simd::multiversion! {
+    /// [`fold_run`] over indices not checked yet: each is checked against the accepted range
+    /// `[lo, hi]` before its update is applied; the first rejected one stops the fold and its
+    /// position is returned. Kept out of line: inlined into [`elem_checked`], its loop kept two
+    /// of its pointers on the stack. One version per instruction set, as [`fold_run`].
+    #[inline(never)]
+    fn fold_run_checked<T: Element, I: IndexInt, C: Combiner<T>>(
+        cells: &mut [T],
+        idx: &[I],
+        upd: &[T],
+        policy: IndexPolicy,
+        bounds: (i64, i64),
+    ) -> Result<(), usize> {
+        let (lo, hi) = bounds;
+        let n = cells.len();
+        if policy.out_of_range == crate::index::OutOfRange::Error {
+            // One unsigned bound check accepts the index and finds its cell (`shifted_cell`).
+            let shift = crate::index::negative_shift(n, policy.negative);
+            for (e, (x, &u)) in idx.iter().zip(upd).enumerate() {
+                let p = crate::index::shifted_cell(x.to_i64_sat(), shift);
+                let Some(c) = usize::try_from(p).ok().and_then(|p| cells.get_mut(p)) else {
+                    return Err(e);
+                };
                 *c = C::combine(*c, u);
             }
+        } else {
+            for (e, (x, &u)) in idx.iter().zip(upd).enumerate() {
+                let v = x.to_i64_sat();
+                if v < lo || v > hi {
+                    return Err(e);
+                }
+                if let Some(p) = resolve_accepted(v, n, policy) {
+                    let c = &mut cells[p];
+                    *c = C::combine(*c, u);
+                }
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// One column tile: copy (if asked), optional identity fill, then the fold in index order.
@@ -448,6 +458,7 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
     o: usize,
     i0: usize,
     i1: usize,
+    level: crate::isa::Level,
 ) {
     let g = job.g;
     let w = i1 - i0;
@@ -496,7 +507,7 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
             // SAFETY: the block's n cells are in the destination, initialised (copied above
             // or by the caller) and owned by this task (its tile is the whole block).
             let cells = unsafe { dest.slice_mut(dbase, n) };
-            fold_run::<T, I, C>(cells, irow, urow, job.policy);
+            fold_run::<T, I, C>(level, cells, irow, urow, job.policy);
             return;
         }
         for kk in 0..g.k {

@@ -6,8 +6,55 @@
 use crate::index::IndexInt;
 
 /// Defines `$name(level, args…)`: the function body given, compiled for the baseline and
-/// again for AVX2 and AVX-512, and run at `level`.
+/// again for AVX2 and AVX-512, and run at `level`. An `unsafe fn` stays unsafe, with the
+/// body's own contract.
 macro_rules! multiversion {
+    // Both forms: an `unsafe fn` taking `level`, whose body is compiled for the baseline and
+    // inside `#[target_feature]` wrappers for AVX2 and AVX-512.
+    (
+        @versions
+        $(#[$m:meta])*
+        $vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) -> $r:ty
+        $body:block
+    ) => {
+        $(#[$m])*
+        #[allow(clippy::too_many_arguments)]
+        $vis unsafe fn $name<$($g: $b),*>(level: crate::isa::Level, $($a: $t),*) -> $r {
+            #[allow(clippy::too_many_arguments)]
+            #[inline(always)]
+            unsafe fn body<$($g: $b),*>($($a: $t),*) -> $r $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(enable = "avx2,fma,bmi1,bmi2")]
+                unsafe fn v3<$($g: $b),*>($($a: $t),*) -> $r {
+                    // SAFETY: the caller's contract, forwarded.
+                    unsafe { body::<$($g),*>($($a),*) }
+                }
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(
+                    enable = "avx2,fma,bmi1,bmi2,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+                )]
+                unsafe fn v4<$($g: $b),*>($($a: $t),*) -> $r {
+                    // SAFETY: the caller's contract, forwarded.
+                    unsafe { body::<$($g),*>($($a),*) }
+                }
+                match level.isa() {
+                    // SAFETY: a `Level` is only made for a level this CPU supports
+                    // (`isa::active_level` checks it), and these features are that level's;
+                    // the rest is the caller's contract, forwarded.
+                    crate::isa::Isa::Avx512 => return unsafe { v4::<$($g),*>($($a),*) },
+                    // SAFETY: as above.
+                    crate::isa::Isa::Avx2 => return unsafe { v3::<$($g),*>($($a),*) },
+                    _ => {}
+                }
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = level;
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { body::<$($g),*>($($a),*) }
+        }
+    };
     (
         $(#[$m:meta])*
         $vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) -> $r:ty
@@ -16,35 +63,28 @@ macro_rules! multiversion {
         $(#[$m])*
         #[allow(clippy::too_many_arguments)]
         $vis fn $name<$($g: $b),*>(level: crate::isa::Level, $($a: $t),*) -> $r {
-            #[allow(clippy::too_many_arguments)]
-            #[inline(always)]
-            fn body<$($g: $b),*>($($a: $t),*) -> $r $body
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[allow(clippy::too_many_arguments)]
-                #[target_feature(enable = "avx2,fma,bmi1,bmi2")]
-                fn v3<$($g: $b),*>($($a: $t),*) -> $r {
-                    body($($a),*)
-                }
-                #[allow(clippy::too_many_arguments)]
-                #[target_feature(
-                    enable = "avx2,fma,bmi1,bmi2,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-                )]
-                fn v4<$($g: $b),*>($($a: $t),*) -> $r {
-                    body($($a),*)
-                }
-                match level.isa() {
-                    // SAFETY: a `Level` is only made for a level this CPU supports
-                    // (`isa::active_level` checks it), and these features are that level's.
-                    crate::isa::Isa::Avx512 => return unsafe { v4($($a),*) },
-                    // SAFETY: as above.
-                    crate::isa::Isa::Avx2 => return unsafe { v3($($a),*) },
-                    _ => {}
-                }
+            crate::kernels::simd::multiversion! {
+                @versions
+                #[inline(always)]
+                fn versions<$($g: $b),*>($($a: $t),*) -> $r $body
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = level;
-            body($($a),*)
+            // SAFETY: the body was given as a safe function's, so it has no contract of
+            // its own; `level` is the proof the versions' target features rest on.
+            unsafe { versions::<$($g),*>(level, $($a),*) }
+        }
+    };
+    (
+        $(#[$m:meta])*
+        $vis:vis unsafe fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) -> $r:ty
+        $body:block
+    ) => {
+        crate::kernels::simd::multiversion! {
+            @versions
+            $(#[$m])*
+            ///
+            /// # Safety
+            /// The body's contract (see above), whatever `level`.
+            $vis fn $name<$($g: $b),*>($($a: $t),*) -> $r $body
         }
     };
 }

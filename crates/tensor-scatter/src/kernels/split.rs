@@ -125,9 +125,35 @@ fn fold_part<T: Element, I: IndexInt, C: Combiner<T>>(
             let at = ib.iter().position(|x| !part.accepts(x.to_i64_sat()));
             return Err(b * BATCH + at.unwrap_or(0));
         };
-        for (&c, &u) in picked.cell[..count].iter().zip(&picked.upd[..count]) {
-            // SAFETY: the scan selects only cells below `cells.len()` and updates of this
-            // batch (`scan_scalar`, `pack8`).
+        // SAFETY: the scan selects only cells below `cells.len()` and updates of this batch
+        // (`scan_scalar`, `pack8`).
+        unsafe {
+            apply::<T, C>(
+                level,
+                cells,
+                &picked.cell[..count],
+                &picked.upd[..count],
+                ub,
+            )
+        };
+    }
+    Ok(())
+}
+
+super::simd::multiversion! {
+    /// `cells[c] = C(cells[c], ub[u])` for the picked pairs of one batch, in order. One
+    /// version per instruction set: the canonical-NaN select of the float combines is one
+    /// blend with AVX instead of four SSE2 mask operations.
+    ///
+    /// Contract: every `cell[j] < cells.len()` and every `upd[j] < ub.len()`.
+    unsafe fn apply<T: Element, C: Combiner<T>>(
+        cells: &mut [T],
+        cell: &[u32],
+        upd: &[u32],
+        ub: &[T],
+    ) -> () {
+        for (&c, &u) in cell.iter().zip(upd) {
+            // SAFETY: both positions are in bounds (contract).
             let (cell, u) = unsafe {
                 (
                     super::at_mut(cells, c as usize),
@@ -137,7 +163,6 @@ fn fold_part<T: Element, I: IndexInt, C: Combiner<T>>(
             *cell = C::combine(*cell, u);
         }
     }
-    Ok(())
 }
 
 /// What a task's scan tests: the row's length and negative rule, and the task's part.
