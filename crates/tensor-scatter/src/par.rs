@@ -67,6 +67,16 @@ pub(crate) fn fold_max_bytes(threads: usize) -> usize {
 /// (0 in the unit tests, so their small inputs take the staged path).
 pub(crate) const STREAM_MIN_BYTES: usize = if cfg!(test) { 0 } else { 8 << 20 };
 
+/// A slice scatter's task (ScatterND, ScatterUpdate) copies its destination range from `data`
+/// with non-temporal stores when the range has at least this many bytes (64 in the unit
+/// tests, so their inputs take both copies): such a range leaves the cache before its slices
+/// are applied whichever copy is used, and the streamed one skips the read-for-ownership of
+/// every line. Below it, the cached copy keeps the range in the L3 for the slices. Measured on
+/// the AMD EPYC VM (32 MiB L3), 2 threads, 64-cell f32 rows, a tenth of them updated:
+/// streaming lost at 4 MiB per task and won from 8 MiB (DESIGN.md, "Slice scatters stream
+/// large copies").
+pub(crate) const RANGE_STREAM_MIN_BYTES: usize = if cfg!(test) { 64 } else { 8 << 20 };
+
 /// Slice scatters with `none` drop the tuples that a later tuple overwrites (so their updates
 /// are never read) when each tuple moves at least this many cells: the bookkeeping, a bit per
 /// possible offset, then costs little against the copies it can save (0 in the unit tests, so

@@ -693,6 +693,8 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
     }
     .max(1);
     let line = line_cells::<T>();
+    // Taken on the calling thread: the tasks' streaming copies use the operation's level.
+    let level = crate::isa::active_level();
     par::run_tasks(threads, tasks, |t| {
         let (a, b) = split(total, tasks, t, line);
         if a >= b {
@@ -700,8 +702,17 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
         }
         let (lo, hi) = (job.span_lo + a, job.span_lo + b);
         if let Some(src) = job.src {
-            // SAFETY: [lo, hi) is inside the destination span and owned by task t.
-            unsafe { dest.copy_in(lo, &src[a..b]) };
+            if (b - a) * size >= par::RANGE_STREAM_MIN_BYTES {
+                // A range this large is evicted from the cache before its slices are reached
+                // anyway: stream the copy (no read-for-ownership of its lines), then fence so
+                // the slices below read the streamed cells.
+                // SAFETY: [lo, hi) is inside the destination span and owned by task t.
+                unsafe { dest.stream_in(level, lo, &src[a..b]) };
+                super::stream_fence();
+            } else {
+                // SAFETY: as above.
+                unsafe { dest.copy_in(lo, &src[a..b]) };
+            }
         }
         let (lo, hi) = (lo as isize, hi as isize);
         let run_bytes = job.run_len * size;
