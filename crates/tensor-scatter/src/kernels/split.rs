@@ -65,7 +65,7 @@ pub(crate) unsafe fn elem_split<T: Element, I: IndexInt, C: Combiner<T>>(
     let n = g.n;
     let idx = &job.idx[g.idx_off..g.idx_off + g.k];
     let upd = &job.upd[g.upd_off..g.upd_off + g.k];
-    let wrap = crate::index::negative_shift(n, job.policy.negative);
+    let shift = crate::index::negative_shift(n, job.policy.negative);
     let level = crate::isa::active_level();
     let line = par::line_cells::<T>();
     let parts = parts.max(1);
@@ -81,7 +81,7 @@ pub(crate) unsafe fn elem_split<T: Element, I: IndexInt, C: Combiner<T>>(
                 .0
                 .extend_from_slice(unsafe { dest.slice_mut(g.dest_off + c0, c1 - c0) }),
         }
-        match fold_part::<T, I, C>(&mut stage.0, c0, n, wrap, idx, upd, level) {
+        match fold_part::<T, I, C>(&mut stage.0, c0, n, shift, idx, upd, level) {
             // Every index was accepted (the scan saw them all), so no task will reject one:
             // publish the part.
             // SAFETY: the part is in the destination and this task's (contract, `split`
@@ -99,13 +99,13 @@ pub(crate) unsafe fn elem_split<T: Element, I: IndexInt, C: Combiner<T>>(
 }
 
 /// Folds into `cells` (the part `[c0, c0 + cells.len())` of a row of `n`) the updates whose
-/// index lands there, scanning all of them batch by batch; `wrap` is `n` when negative
+/// index lands there, scanning all of them batch by batch; `shift` is `n` when negative
 /// indices count from the end, else 0. Returns the position of the first rejected index.
 fn fold_part<T: Element, I: IndexInt, C: Combiner<T>>(
     cells: &mut [T],
     c0: usize,
     n: usize,
-    wrap: i64,
+    shift: i64,
     idx: &[I],
     upd: &[T],
     level: crate::isa::Level,
@@ -116,7 +116,7 @@ fn fold_part<T: Element, I: IndexInt, C: Combiner<T>>(
     };
     let part = Part {
         n,
-        wrap,
+        shift,
         c0,
         len: cells.len(),
     };
@@ -169,17 +169,17 @@ super::simd::multiversion! {
 #[derive(Clone, Copy)]
 struct Part {
     n: usize,
-    wrap: i64,
+    shift: i64,
     c0: usize,
     len: usize,
 }
 
 impl Part {
-    /// The cell of `v` (negative values moved by `wrap`) as an unsigned number: below `n`
+    /// The cell of `v` (negative values moved by `shift`) as an unsigned number: below `n`
     /// exactly when the policy accepts `v`.
     #[inline(always)]
     fn cell(self, v: i64) -> u64 {
-        crate::index::shifted_cell(v, self.wrap)
+        crate::index::shifted_cell(v, self.shift)
     }
 
     /// Whether the policy accepts `v`.
@@ -308,7 +308,7 @@ unsafe fn scan_i32(ib: &[i32], part: Part, picked: &mut Picked) -> Option<usize>
     // 31 bits, so the 32-bit sums below are exact for every accepted index, and a rejected
     // one never lands in [0, n).
     let flip = _mm256_set1_epi32(i32::MIN);
-    let wrap = _mm256_set1_epi32(part.wrap as i32);
+    let shift = _mm256_set1_epi32(part.shift as i32);
     let n = _mm256_set1_epi32(part.n as i32 ^ i32::MIN);
     let c0 = _mm256_set1_epi32(part.c0 as i32);
     let len = _mm256_set1_epi32(part.len as i32 ^ i32::MIN);
@@ -316,8 +316,8 @@ unsafe fn scan_i32(ib: &[i32], part: Part, picked: &mut Picked) -> Option<usize>
     for at in (0..full).step_by(8) {
         // SAFETY: lanes `at..at + 8` of `ib` exist (`at + 8 <= full`).
         let v = unsafe { _mm256_loadu_si256(ib.as_ptr().add(at).cast()) };
-        // Under `Wrap` a negative value moves by n (`wrap` is 0 otherwise).
-        let cell = _mm256_add_epi32(v, _mm256_and_si256(_mm256_srai_epi32(v, 31), wrap));
+        // Under `Wrap` a negative value moves by n (`shift` is 0 otherwise).
+        let cell = _mm256_add_epi32(v, _mm256_and_si256(_mm256_srai_epi32(v, 31), shift));
         ok = _mm256_and_si256(ok, _mm256_cmpgt_epi32(n, _mm256_xor_si256(cell, flip)));
         let rel = _mm256_sub_epi32(cell, c0);
         let mine = _mm256_cmpgt_epi32(len, _mm256_xor_si256(rel, flip));
@@ -342,7 +342,7 @@ unsafe fn scan_i64(ib: &[i64], part: Part, picked: &mut Picked) -> Option<usize>
     let mut count = 0;
     let flip = _mm256_set1_epi64x(i64::MIN);
     let zero = _mm256_setzero_si256();
-    let wrap = _mm256_set1_epi64x(part.wrap);
+    let shift = _mm256_set1_epi64x(part.shift);
     let n = _mm256_set1_epi64x(part.n as i64 ^ i64::MIN);
     let c0 = _mm256_set1_epi64x(part.c0 as i64);
     let len = _mm256_set1_epi64x(part.len as i64 ^ i64::MIN);
@@ -350,8 +350,8 @@ unsafe fn scan_i64(ib: &[i64], part: Part, picked: &mut Picked) -> Option<usize>
     let evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
     let mut ok = _mm256_set1_epi64x(-1);
     let half = |v: __m256i, ok: &mut __m256i| {
-        // Under `Wrap` a negative value moves by n (`wrap` is 0 otherwise).
-        let cell = _mm256_add_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(zero, v), wrap));
+        // Under `Wrap` a negative value moves by n (`shift` is 0 otherwise).
+        let cell = _mm256_add_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(zero, v), shift));
         *ok = _mm256_and_si256(*ok, _mm256_cmpgt_epi64(n, _mm256_xor_si256(cell, flip)));
         let rel = _mm256_sub_epi64(cell, c0);
         let mine = _mm256_cmpgt_epi64(len, _mm256_xor_si256(rel, flip));
