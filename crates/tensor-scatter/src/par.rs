@@ -69,12 +69,11 @@ pub(crate) const STREAM_MIN_BYTES: usize = if cfg!(test) { 0 } else { 8 << 20 };
 
 /// A slice scatter's task (ScatterND, ScatterUpdate) copies its destination range from `data`
 /// with non-temporal stores when the range has at least this many bytes (64 in the unit
-/// tests, so their inputs take both copies): such a range leaves the cache before its slices
-/// are applied whichever copy is used, and the streamed one skips the read-for-ownership of
-/// every line. Below it, the cached copy keeps the range in the L3 for the slices. Measured on
-/// the AMD EPYC VM (32 MiB L3), 2 threads, 64-cell f32 rows, a tenth of them updated:
-/// streaming lost at 4 MiB per task and won from 8 MiB (DESIGN.md, "Slice scatters stream
-/// large copies").
+/// tests, where the property tests take both copies): the streamed copy skips the
+/// read-for-ownership of every line, while the cached one leaves the range in cache for the
+/// slices applied after it. Measured on the AMD EPYC VM (32 MiB L3), 64-cell f32 rows, a
+/// tenth of them updated: at 2 threads streaming lost at 4 MiB per task and won at 8, 32 and
+/// 128 MiB (DESIGN.md, "Slice scatters stream large copies").
 pub(crate) const RANGE_STREAM_MIN_BYTES: usize = if cfg!(test) { 64 } else { 8 << 20 };
 
 /// Slice scatters with `none` drop the tuples that a later tuple overwrites (so their updates

@@ -703,9 +703,9 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
         let (lo, hi) = (job.span_lo + a, job.span_lo + b);
         if let Some(src) = job.src {
             if (b - a) * size >= par::RANGE_STREAM_MIN_BYTES {
-                // A range this large is evicted from the cache before its slices are reached
-                // anyway: stream the copy (no read-for-ownership of its lines), then fence so
-                // the slices below read the streamed cells.
+                // At this size the streamed copy (no read-for-ownership of its lines) measured
+                // faster than the cached one (`par::RANGE_STREAM_MIN_BYTES`); the fence orders
+                // it before the slices below read the streamed cells.
                 // SAFETY: [lo, hi) is inside the destination span and owned by task t.
                 unsafe { dest.stream_in(level, lo, &src[a..b]) };
                 super::stream_fence();
