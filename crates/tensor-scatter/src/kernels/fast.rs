@@ -79,6 +79,22 @@ impl<'a, T, I> ElemJob<'a, T, I> {
             &self.upd[g.upd_off + r..g.upd_off + r + w],
         )
     }
+
+    /// The indices and updates of a single-row job (`outer == 1`, `inner == 1`, at most
+    /// `max_cells` cells, the `Error` out-of-range rule, no identity fill: the split and fed
+    /// folds' jobs), and the shift of its negative indices
+    /// ([`negative_shift`](crate::index::negative_shift)).
+    pub(crate) fn single_row(&self, max_cells: usize) -> (&'a [I], &'a [T], i64) {
+        let g = self.g;
+        debug_assert!(g.outer == 1 && g.inner == 1 && g.n <= max_cells);
+        debug_assert!(self.fill.is_none());
+        debug_assert_eq!(self.policy.out_of_range, crate::index::OutOfRange::Error);
+        (
+            &self.idx[g.idx_off..g.idx_off + g.k],
+            &self.upd[g.upd_off..g.upd_off + g.k],
+            crate::index::negative_shift(g.n, self.policy.negative),
+        )
+    }
 }
 
 /// Update rows of the staged kernel whose first lines are prefetched ahead (each row of a
@@ -411,7 +427,7 @@ super::simd::multiversion! {
     /// position is returned. Kept out of line: inlined into [`elem_checked`], its loop kept two
     /// of its pointers on the stack. One version per instruction set, as [`fold_run`].
     #[inline(never)]
-    fn fold_run_checked<T: Element, I: IndexInt, C: Combiner<T>>(
+    pub(super) fn fold_run_checked<T: Element, I: IndexInt, C: Combiner<T>>(
         cells: &mut [T],
         idx: &[I],
         upd: &[T],

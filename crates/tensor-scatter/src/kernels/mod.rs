@@ -10,6 +10,7 @@
 //! ever wrong), so the whole test suite can run over checked access.
 
 pub(crate) mod fast;
+pub(crate) mod fed;
 pub(crate) mod gather;
 pub(crate) mod simd;
 pub(crate) mod split;

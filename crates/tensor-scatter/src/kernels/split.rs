@@ -59,13 +59,8 @@ pub(crate) unsafe fn elem_split<T: Element, I: IndexInt, C: Combiner<T>>(
     parts: usize,
 ) -> Result<(), usize> {
     let g = job.g;
-    debug_assert!(g.outer == 1 && g.inner == 1 && g.n <= SPLIT_MAX_CELLS);
-    debug_assert!(job.fill.is_none());
-    debug_assert_eq!(job.policy.out_of_range, crate::index::OutOfRange::Error);
     let n = g.n;
-    let idx = &job.idx[g.idx_off..g.idx_off + g.k];
-    let upd = &job.upd[g.upd_off..g.upd_off + g.k];
-    let shift = crate::index::negative_shift(n, job.policy.negative);
+    let (idx, upd, shift) = job.single_row(SPLIT_MAX_CELLS);
     let level = crate::isa::active_level();
     let line = par::line_cells::<T>();
     let parts = parts.max(1);

@@ -22,7 +22,7 @@ pub(crate) mod scatter_update;
 use crate::dtype::Element;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{Fault, IndexInt, IndexPolicy, Resolved, accepted_range, resolve};
-use crate::kernels::{self, DestPtr, fast, split};
+use crate::kernels::{self, DestPtr, fast, fed, split};
 use crate::par::Par;
 use crate::reduce::{Accumulation, AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
 use crate::shape::Odometer;
@@ -482,6 +482,10 @@ enum Prepared {
     /// every update ([`split::elem_split`]); its indices are checked by the scans, so
     /// nothing was checked yet.
     ElemSplit { g: fast::ElemGeom },
+    /// One row (`outer == 1`, `inner == 1`) folded by one task while a second resolves its
+    /// indices ahead of it ([`fed::elem_fed`]); the indices are checked by the two, so
+    /// nothing was checked yet.
+    ElemFed { g: fast::ElemGeom },
     /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
     /// any write), so nothing was checked yet.
     ElemRadix {
@@ -595,6 +599,21 @@ fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) ->
         && (std::mem::size_of::<I>() <= 4 || row > crate::par::fold_max_bytes(threads))
 }
 
+/// Whether the fed fold ([`fed::elem_fed`]) takes a scatter the single fold would take
+/// ([`check_in_fold`]): at 2 threads or more, one row (`outer == 1`, `inner == 1`) of at most
+/// [`fed::FED_MAX_CELLS`] cells, under the default out-of-range rule and without an identity
+/// fill. The split fold, when it applies, comes first (it takes the indices of 4 bytes or
+/// less there).
+fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+    let fill = opts.reduction != Reduction::None && !opts.include_self;
+    threads >= 2
+        && g.inner == 1
+        && g.n <= fed::FED_MAX_CELLS
+        && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
+        && !fill
+        && check_in_fold::<T, I>(g, threads)
+}
+
 /// The index pass of the fast strategies.
 #[allow(clippy::absurd_extreme_comparisons)] // DEDUP_MIN_CELLS is 0 in the unit-test build
 fn prepare<T, I: IndexInt>(
@@ -610,6 +629,9 @@ fn prepare<T, I: IndexInt>(
     {
         if split_fold::<T, I>(g, opts, opts.par.threads()) {
             return Ok(Prepared::ElemSplit { g });
+        }
+        if fed_fold::<T, I>(g, opts, opts.par.threads()) {
+            return Ok(Prepared::ElemFed { g });
         }
         if check_in_fold::<T, I>(g, opts.par.threads()) {
             return Ok(Prepared::ElemChecked { g });
@@ -821,6 +843,14 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, C => unsafe { split::elem_split::<T, I, C>(&job, dest, threads) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
+        &Prepared::ElemFed { g } => {
+            let job = elem_job(g, None, false);
+            // SAFETY: `fed_fold` took a single row of at most FED_MAX_CELLS cells under the
+            // `Error` out-of-range rule without a fill, and `dest` covers it (`elem_geom`);
+            // with `src` absent the destination was initialised by the caller or the copy.
+            with_combiner!(r, C => unsafe { fed::elem_fed::<T, I, C>(&job, dest) })
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))
+        }
         &Prepared::Elem { g, staged } => {
             let job = elem_job(g, fill, staged);
             with_combiner!(r, C => fast::elements::<T, I, C>(&job, dest, threads));
@@ -937,7 +967,8 @@ fn run_into<T: Element, I: IndexInt>(
         if let (Some(d), None) = (copy_from, fused) {
             if let Prepared::ElemRadix { .. }
             | Prepared::ElemChecked { .. }
-            | Prepared::ElemSplit { .. } = prep
+            | Prepared::ElemSplit { .. }
+            | Prepared::ElemFed { .. } = prep
             {
                 // These kernels check indices as they go; the copy comes earlier.
                 validate_flat(plan, indices, opts)?;
