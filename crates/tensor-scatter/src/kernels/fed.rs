@@ -61,6 +61,15 @@ struct Ring {
 /// The ring kept between calls (a concurrent call allocates its own).
 static KEPT: Mutex<Option<Box<Ring>>> = Mutex::new(None);
 
+/// Stores [`FINISHED`] into the folder's state when dropped.
+struct Finished<'a>(&'a AtomicU8);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.store(FINISHED, Ordering::Release);
+    }
+}
+
 /// A ring taken from [`KEPT`], reset, and returned on drop.
 struct Taken(Option<Box<Ring>>);
 
@@ -145,6 +154,9 @@ unsafe fn fed_with<T: Element, I: IndexInt, C: Combiner<T>>(
             return;
         }
         ring.folder.0.store(RUNNING, Ordering::Release);
+        // Marks the folder finished however it ends, so a feeder waiting for it stops (a
+        // panic here, a bug, then reaches the caller instead of leaving the feeder spinning).
+        let _finished = Finished(&ring.folder.0);
         let mut stage = Stage::<T>::take(n.max(1));
         match job.src {
             Some(src) => stage.0.extend_from_slice(&src[..n]),
@@ -155,7 +167,6 @@ unsafe fn fed_with<T: Element, I: IndexInt, C: Combiner<T>>(
                 .extend_from_slice(unsafe { dest.slice_mut(g.dest_off, n) }),
         }
         let folded = fold::<T, I, C>(ring, &mut stage.0, idx, upd, job, level);
-        ring.folder.0.store(FINISHED, Ordering::Release);
         match folded {
             // SAFETY: the row is in the destination and ours (contract); the scratch is a
             // separate buffer.

@@ -602,11 +602,16 @@ fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) ->
 /// Whether the fed fold ([`fed::elem_fed`]) takes a scatter the single fold would take
 /// ([`check_in_fold`]): at 2 threads or more, one row (`outer == 1`, `inner == 1`) of at most
 /// [`fed::FED_MAX_CELLS`] cells, under the default out-of-range rule and without an identity
-/// fill. The split fold, when it applies, comes first (it takes the indices of 4 bytes or
-/// less there).
+/// fill, moving at least [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES). The
+/// split fold, when it applies, comes first (it takes the indices of 4 bytes or less there).
+#[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
 fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     let fill = opts.reduction != Reduction::None && !opts.include_self;
+    let bytes =
+        g.k.saturating_mul(std::mem::size_of::<I>() + std::mem::size_of::<T>())
+            .saturating_add(g.n.saturating_mul(std::mem::size_of::<T>()));
     threads >= 2
+        && bytes >= crate::par::MIN_PARALLEL_BYTES
         && g.inner == 1
         && g.n <= fed::FED_MAX_CELLS
         && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
