@@ -369,6 +369,11 @@ def main():
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every system this many times per workload, the systems "
+                         "alternating (reversed every other round); each cell is then the "
+                         "median of the rounds' medians, so a slow phase of the machine "
+                         "falls on every system alike")
     a = ap.parse_args()
     if a.worker:
         s, name, n, dd = a.worker
@@ -390,15 +395,37 @@ def main():
         (data_dir / f"{name}.json").write_text(json.dumps(
             {k: w[k] for k in ("op", "axis", "reduction")} | {"bytes": W.min_bytes(w)}))
         for n in threads:
-            for s in systems:
-                if W.is_gather(w) and s == "tensor-scatter (in place)":
-                    continue  # a gather has no in-place form
-                r = spawn(s, name, n, data_dir)
-                results[(name, n, s)] = r
-                print(f"{name} {n}T {s:28s} {r}", flush=True)
+            runs = {}
+            for rnd in range(max(1, a.rounds)):
+                order = systems if rnd % 2 == 0 else systems[::-1]
+                for s in order:
+                    if W.is_gather(w) and s == "tensor-scatter (in place)":
+                        continue  # a gather has no in-place form
+                    r = spawn(s, name, n, data_dir)
+                    runs.setdefault(s, []).append(r)
+                    print(f"{name} {n}T {s:28s} {r}", flush=True)
+            for s, rs in runs.items():
+                results[(name, n, s)] = combine_rounds(rs)
         for k in ("data", "indices", "updates", "expected", "ts_out"):
             (data_dir / f"{name}_{k}.npy").unlink(missing_ok=True)
     write_report(results, names, threads, systems, out_dir, a.scale)
+
+
+def combine_rounds(rs):
+    """One cell from a system's rounds: the median of their medians (the first error or
+    unsupported answer otherwise), outputs correct only if correct in every round."""
+    if len(rs) == 1:
+        return rs[0]
+    bad = [r for r in rs if "median_ms" not in r]
+    if bad:
+        return bad[0]
+    out = {"median_ms": float(np.median([r["median_ms"] for r in rs])),
+           "rounds": [round(r["median_ms"], 3) for r in rs]}
+    if all("min_ms" in r for r in rs):
+        out["min_ms"] = float(min(r["min_ms"] for r in rs))
+    if any("ok" in r for r in rs):
+        out["ok"] = all(r.get("ok", True) for r in rs)
+    return out
 
 
 def write_report(results, names, threads, systems, out_dir, scale):
