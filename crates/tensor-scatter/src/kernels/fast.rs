@@ -764,7 +764,7 @@ pub(crate) struct Buckets {
 /// W5's bucket tasks ran 45-50 ms each against 15-28 until the lists were padded (2 threads;
 /// shared lines are our reading of that, not counted).
 #[repr(align(64))]
-struct Line<T>(T);
+pub(super) struct Line<T>(pub(super) T);
 
 /// Recycled bucket vectors (empty, with capacity), at most [`SCRATCH_MAX_BYTES`] in all.
 static SCRATCH: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());

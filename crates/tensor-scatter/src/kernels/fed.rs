@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 use crate::dtype::Element;
 use crate::index::IndexInt;
 use crate::kernels::DestPtr;
-use crate::kernels::fast::{ElemJob, Stage, fold_run_checked};
+use crate::kernels::fast::{ElemJob, Line, Stage, fold_run_checked};
 use crate::par;
 use crate::reduce::Combiner;
 
@@ -41,12 +41,8 @@ const NOT_STARTED: u8 = 0;
 const RUNNING: u8 = 1;
 const FINISHED: u8 = 2;
 
-/// A value on a cache line of its own: the folder's progress is read by the spinning feeder,
-/// and the feeder's flags by the folder.
-#[repr(align(64))]
-struct Line<T>(T);
-
-/// The shared state of one call.
+/// The shared state of one call. Each flag sits on a cache line of its own ([`Line`]): the
+/// folder's progress is read by the spinning feeder, and the feeder's flags by the folder.
 struct Ring {
     /// `RING` slots of `CHUNK` cell numbers.
     cell: Box<[AtomicU32]>,

@@ -576,46 +576,43 @@ fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
 /// saves, so they are split only when the row is too big for the single fold
 /// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)), where the other choice is the
 /// buckets.
-#[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
 fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
-    let size = std::mem::size_of::<T>();
-    let row = g.n.saturating_mul(size);
+    let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
-    let fill = opts.reduction != Reduction::None && !opts.include_self;
     let fits = row <= threads.saturating_mul(crate::par::SPLIT_PART_BYTES);
-    let big = index_bytes
-        .saturating_add(g.k.saturating_mul(size))
-        .saturating_add(row)
-        >= crate::par::MIN_PARALLEL_BYTES;
     (2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
-        && g.outer == 1
-        && g.inner == 1
+        && parallel_row::<T, I>(g, opts)
         && g.n <= split::SPLIT_MAX_CELLS
-        && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
-        && !fill
         && fits
-        && big
         && index_bytes >= row
         && (std::mem::size_of::<I>() <= 4 || row > crate::par::fold_max_bytes(threads))
 }
 
-/// Whether the fed fold ([`fed::elem_fed`]) takes a scatter the single fold would take
-/// ([`check_in_fold`]): at 2 threads or more, one row (`outer == 1`, `inner == 1`) of at most
-/// [`fed::FED_MAX_CELLS`] cells, under the default out-of-range rule and without an identity
-/// fill, moving at least [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES). The
-/// split fold, when it applies, comes first (it takes the indices of 4 bytes or less there).
+/// What the split and the fed fold both need: one row (`outer == 1`, `inner == 1`), the
+/// `error` out-of-range rule, no identity fill, and at least
+/// [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES) of indices, updates and row to
+/// move (below that a parallel call costs more than it saves).
 #[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
-fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+fn parallel_row<T, I>(g: fast::ElemGeom, opts: &ScatterOptions) -> bool {
     let fill = opts.reduction != Reduction::None && !opts.include_self;
     let bytes =
         g.k.saturating_mul(std::mem::size_of::<I>() + std::mem::size_of::<T>())
             .saturating_add(g.n.saturating_mul(std::mem::size_of::<T>()));
-    threads >= 2
-        && bytes >= crate::par::MIN_PARALLEL_BYTES
+    g.outer == 1
         && g.inner == 1
-        && g.n <= fed::FED_MAX_CELLS
         && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
         && !fill
+        && bytes >= crate::par::MIN_PARALLEL_BYTES
+}
+
+/// Whether the fed fold ([`fed::elem_fed`]) takes a scatter the single fold would take
+/// ([`check_in_fold`]): at 2 threads or more, a row the split fold could take
+/// ([`parallel_row`]) of at most [`fed::FED_MAX_CELLS`] cells. The split fold, when it
+/// applies, comes first (it takes the indices of 4 bytes or less there).
+fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+    threads >= 2
+        && parallel_row::<T, I>(g, opts)
+        && g.n <= fed::FED_MAX_CELLS
         && check_in_fold::<T, I>(g, threads)
 }
 
