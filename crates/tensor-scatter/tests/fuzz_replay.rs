@@ -2,6 +2,9 @@
 //! then a sweep of random byte strings per operator through the same check the `cargo fuzz`
 //! targets run (tests/fuzzcheck/mod.rs). `TS_FUZZ_ITERS` sets the sweep's inputs per operator
 //! (default 3000); a large value makes this the long-running arbitrary-input harness.
+//! The check compares against the reference oracle, so the file needs the `reference`
+//! feature (the README's test command turns every feature on).
+#![cfg(feature = "reference")]
 
 mod fuzzcheck;
 
