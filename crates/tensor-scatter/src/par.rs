@@ -37,7 +37,7 @@ pub(crate) const FOLD_BUDGET_BYTES: usize = if cfg!(test) { 64 } else { 4 << 20 
 /// thread, each thread scanning every update and applying those of its part
 /// ([`split::elem_split`](crate::kernels::split::elem_split)), when the row has at most
 /// this many bytes per thread and there are at most [`SPLIT_MAX_PARTS`] threads (with 8-byte
-/// indices only above [`fold_max_bytes`]). Measured on this 2-vCPU VM (1-D f32 scatter-add,
+/// indices only at 3 or 4 threads, above [`fold_max_bytes`]; see [`FED_ANY_ROW_THREADS`]). Measured on this 2-vCPU VM (1-D f32 scatter-add,
 /// random indices, the kernels alternating call by call in one process, medians of 15-61
 /// calls, one to three runs per case), at 2 threads: 400,000 cells and 2·10⁶ `int32` indices 3.8, 2.9
 /// and 3.5 ms against 4.6, 3.8 and 4.2 for the single fold, but with `int64` indices 5.3,
@@ -47,6 +47,22 @@ pub(crate) const FOLD_BUDGET_BYTES: usize = if cfg!(test) { 64 } else { 4 << 20 
 /// against 25.0; a 16 MB row 47 against 26 (each task reads every update, and its part no
 /// longer fits the cache).
 pub(crate) const SPLIT_PART_BYTES: usize = if cfg!(test) { 64 } else { 2 << 20 };
+
+/// Up to this many threads, the fed fold ([`elem_fed`](crate::kernels::fed::elem_fed), one
+/// task folding the row while another resolves its indices) takes single rows of any size
+/// (with at least as many index bytes as row bytes), where the split fold does not take
+/// them: 8-byte indices, and rows past `threads` × [`SPLIT_PART_BYTES`]. The alternatives
+/// there were the split fold and the buckets, which put every thread to the updates; the fed
+/// fold uses two, so above 2 threads it keeps to the single fold's budget. Measured on the
+/// AMD EPYC VM (2 vCPUs, 1 MiB L2, 32 MiB L3; CLI `--repeat`, 1-D f32 add, random indices,
+/// 2 threads, the two plans alternating process by process in one binary, medians of 5-15
+/// runs, three or four rounds): W5 (10⁶ cells, 10⁷ `int64`) 14.7-18.4 ms against 19.9-30.0
+/// for the split fold; 2·10⁶ cells (8 MB) and 10⁷ `int64` 18.2-19.0 against 24.5-25.0 for
+/// the buckets, with `int32` 18.6-19.2 against 25.4-32.2; 4·10⁶ cells and 2·10⁷ `int64`
+/// 107-137 against 125-164; 1.6·10⁷ cells (64 MB) and 5·10⁷ `int64` 456-522 against
+/// 531-642. With 4-byte indices the split fold stays: W5 with `int32` 13.9-14.6 ms split
+/// against 15.0-15.7 fed, 400,000 cells and 2·10⁶ `int32` level.
+pub(crate) const FED_ANY_ROW_THREADS: usize = 2;
 
 /// The most parts the split fold cuts a row into: every task reads every index, so beyond a
 /// few tasks the reads outgrow the updates each task applies (measured only at 2 threads

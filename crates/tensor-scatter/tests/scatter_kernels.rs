@@ -312,13 +312,23 @@ fn single_rows_split_by_destination_match_the_oracle() {
     // Rows of up to 3 MB (at most 2 MiB per thread) with more index bytes than row bytes:
     // at 2-4 threads each thread folds its part of the row, scanning every update (eight at
     // a time for int32 and int64 indices above the baseline level, one at a time otherwise);
-    // 8-byte indices only into rows too big for one task (above 2 MiB at 2 threads, 1.33
-    // at 3); at 1 thread one task folds the whole row. k is not a multiple of 8, so the
-    // last batch has a scalar tail.
+    // 8-byte indices only at 3 and 4 threads and into rows too big for one task (above 1.33
+    // MiB at 3), while at 2 threads one task folds them fed by the other (the fed fold); at
+    // 1 thread one task folds the whole row. k is not a multiple of 8, so the last batch has
+    // a scalar tail.
     let (n, m) = (700_000i64, 400_000i64);
     check_row::<f32, i64>(n as usize, 500_003, 21, &[n, -n - 1, i64::MIN, i64::MAX]);
     check_row::<f32, i32>(m as usize, 400_005, 22, &[m, -m - 1, i32::MIN.into()]);
     check_row::<u8, u32>(1_000_000, 300_001, 23, &[1_000_000, u32::MAX.into()]);
     check_row::<f64, i16>(30_000, 130_007, 24, &[30_000, -30_001, i16::MIN.into()]);
     check_row::<half::f16, u64>(1_500_000, 400_003, 25, &[1_500_000]);
+}
+
+#[test]
+fn single_rows_past_the_split_are_fed_at_two_threads() {
+    // A 9.2 MB row, past the split fold's 2 MiB per thread, with 4-byte indices: at 2
+    // threads the fed fold takes it (one task folds the whole row in scratch while the other
+    // resolves the indices), at 1, 3 and 4 threads the buckets.
+    let n = 2_300_000i64;
+    check_row::<f32, u32>(n as usize, 2_300_003, 26, &[n, u32::MAX.into()]);
 }

@@ -176,13 +176,19 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
     });
 }
 
-/// Staging buffers kept between calls, at most [`STAGE_POOL_MAX`] of them: a fresh buffer of
-/// up to [`TILE_BYTES`] per task would be page-faulted in (and zeroed by the OS) on every call.
-static STAGE_POOL: std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>> =
+/// Staging buffers kept between calls, at most [`STAGE_POOL_MAX`] of them and
+/// [`STAGE_POOL_MAX_BYTES`] in all: a fresh buffer of up to [`TILE_BYTES`] per task would be
+/// page-faulted in (and zeroed by the OS) on every call. Each entry is a `Vec<T>` and its
+/// capacity in bytes.
+static STAGE_POOL: std::sync::Mutex<Vec<(Box<dyn std::any::Any + Send>, usize)>> =
     std::sync::Mutex::new(Vec::new());
 
 /// The most staging buffers kept between calls.
 const STAGE_POOL_MAX: usize = 16;
+
+/// The most bytes of staging buffers kept between calls. The fed fold stages a whole row of
+/// any size; a buffer that would take the pool past this is freed instead.
+const STAGE_POOL_MAX_BYTES: usize = 64 << 20;
 
 /// A staging buffer of the element kernel, taken from [`STAGE_POOL`] and returned on drop.
 pub(super) struct Stage<T: Element>(pub(super) Vec<T>);
@@ -194,9 +200,9 @@ impl<T: Element> Stage<T> {
             return Stage(Vec::new());
         }
         let mut pool = STAGE_POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = pool.iter().position(|b| b.is::<Vec<T>>());
+        let kept = pool.iter().position(|(b, _)| b.is::<Vec<T>>());
         let mut v = kept
-            .and_then(|i| pool.swap_remove(i).downcast::<Vec<T>>().ok())
+            .and_then(|i| pool.swap_remove(i).0.downcast::<Vec<T>>().ok())
             .map_or_else(Vec::new, |b| *b);
         drop(pool);
         v.clear();
@@ -210,9 +216,13 @@ impl<T: Element> Drop for Stage<T> {
         if self.0.capacity() == 0 {
             return;
         }
+        let mine = self.0.capacity().saturating_mul(std::mem::size_of::<T>());
         let mut pool = STAGE_POOL.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.len() < STAGE_POOL_MAX {
-            pool.push(Box::new(std::mem::take(&mut self.0)));
+        let kept = pool
+            .iter()
+            .fold(0usize, |sum, (_, b)| sum.saturating_add(*b));
+        if pool.len() < STAGE_POOL_MAX && kept.saturating_add(mine) <= STAGE_POOL_MAX_BYTES {
+            pool.push((Box::new(std::mem::take(&mut self.0)), mine));
         }
     }
 }

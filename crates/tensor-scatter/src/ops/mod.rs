@@ -573,9 +573,9 @@ fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
 /// least as many bytes as the row, under the default out-of-range rule and without an
 /// identity fill. Every task reads every index, so the scatter must be big enough to be
 /// parallel at all; and with 8-byte indices that read costs about what halving the updates
-/// saves, so they are split only when the row is too big for the single fold
-/// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)), where the other choice is the
-/// buckets.
+/// saves: they are split only at 3 or 4 threads and only when the row is too big for the
+/// single fold ([`par::fold_max_bytes`](crate::par::fold_max_bytes)). At 2 threads the fed
+/// fold ([`fed_fold`]) takes them, which measured faster there.
 fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
@@ -585,7 +585,8 @@ fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) ->
         && g.n <= split::SPLIT_MAX_CELLS
         && fits
         && index_bytes >= row
-        && (std::mem::size_of::<I>() <= 4 || row > crate::par::fold_max_bytes(threads))
+        && (std::mem::size_of::<I>() <= 4
+            || (threads > 2 && row > crate::par::fold_max_bytes(threads)))
 }
 
 /// What the split and the fed fold both need: one row (`outer == 1`, `inner == 1`), the
@@ -605,15 +606,21 @@ fn parallel_row<T, I>(g: fast::ElemGeom, opts: &ScatterOptions) -> bool {
         && bytes >= crate::par::MIN_PARALLEL_BYTES
 }
 
-/// Whether the fed fold ([`fed::elem_fed`]) takes a scatter the single fold would take
-/// ([`check_in_fold`]): at 2 threads or more, a row the split fold could take
-/// ([`parallel_row`]) of at most [`fed::FED_MAX_CELLS`] cells. The split fold, when it
-/// applies, comes first (it takes the indices of 4 bytes or less there).
+/// Whether the fed fold ([`fed::elem_fed`]) takes this scatter: at 2 threads or more, a row
+/// the split fold could take ([`parallel_row`]) of at most [`fed::FED_MAX_CELLS`] cells whose
+/// indices take at least as many bytes as the row, either within the single fold's budget
+/// ([`check_in_fold`]) or, at exactly 2 threads, of any size. The split fold, when it
+/// applies, comes first (it takes indices of 4 bytes or less at 2 threads, where it measured
+/// faster; see [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS) for the rows
+/// past the budget).
 fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+    let row = g.n.saturating_mul(std::mem::size_of::<T>());
+    let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
     threads >= 2
         && parallel_row::<T, I>(g, opts)
         && g.n <= fed::FED_MAX_CELLS
-        && check_in_fold::<T, I>(g, threads)
+        && (check_in_fold::<T, I>(g, threads)
+            || (threads <= crate::par::FED_ANY_ROW_THREADS && index_bytes >= row))
 }
 
 /// The index pass of the fast strategies.
