@@ -37,10 +37,11 @@ pub(crate) const FOLD_BUDGET_BYTES: usize = if cfg!(test) { 64 } else { 4 << 20 
 /// thread, each thread scanning every update and applying those of its part
 /// ([`split::elem_split`](crate::kernels::split::elem_split)), when the row has at most
 /// this many bytes per thread and there are at most [`SPLIT_MAX_PARTS`] threads (with 8-byte
-/// indices only at 3 or 4 threads, above [`fold_max_bytes`]; see [`FED_ANY_ROW_THREADS`]). Measured on this 2-vCPU VM (1-D f32 scatter-add,
-/// random indices, the kernels alternating call by call in one process, medians of 15-61
-/// calls, one to three runs per case), at 2 threads: 400,000 cells and 2·10⁶ `int32` indices 3.8, 2.9
-/// and 3.5 ms against 4.6, 3.8 and 4.2 for the single fold, but with `int64` indices 5.3,
+/// indices only above [`FED_ANY_ROW_THREADS`] threads and [`fold_max_bytes`]). Measured on
+/// this 2-vCPU VM (1-D f32 scatter-add, random indices, the kernels alternating call by call
+/// in one process, medians of 15-61 calls, one to three runs per case), at 2 threads: 400,000
+/// cells and 2·10⁶ `int32` indices 3.8, 2.9 and 3.5 ms against 4.6, 3.8 and 4.2 for the
+/// single fold, but with `int64` indices 5.3,
 /// 5.5 and 5.0 against 5.1, 4.5 and 5.7; 10⁶ cells (where the alternative is the buckets)
 /// 4.8 against 6.2 with `int64`, 4.4 against 7.4 with `int32`; W5's 10⁶ cells and 10⁷
 /// `int64` updates 26.7, 22.4 and 21.5 ms against 34.6, 26.4 and 24.4; an 8 MB row 23.7

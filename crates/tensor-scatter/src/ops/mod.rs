@@ -567,60 +567,58 @@ fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
 }
 
 /// Whether the split fold ([`split::elem_split`], one part per thread) takes this scatter:
-/// one row (`outer == 1`, `inner == 1`) of at most
+/// a row both parallel folds could take ([`parallel_row`]) of at most
 /// [`par::SPLIT_PART_BYTES`](crate::par::SPLIT_PART_BYTES) per thread, with 2 to
-/// [`par::SPLIT_MAX_PARTS`](crate::par::SPLIT_MAX_PARTS) threads, whose indices take at
-/// least as many bytes as the row, under the default out-of-range rule and without an
-/// identity fill. Every task reads every index, so the scatter must be big enough to be
-/// parallel at all; and with 8-byte indices that read costs about what halving the updates
-/// saves: they are split only at 3 or 4 threads and only when the row is too big for the
-/// single fold ([`par::fold_max_bytes`](crate::par::fold_max_bytes)). At 2 threads the fed
+/// [`par::SPLIT_MAX_PARTS`](crate::par::SPLIT_MAX_PARTS) threads. Every task reads every
+/// index, and with 8-byte indices that read costs about what halving the updates saves: they
+/// are split only above [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS)
+/// threads and only when the row is too big for the single fold
+/// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)); up to that thread count the fed
 /// fold ([`fed_fold`]) takes them, which measured faster there.
 fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
-    let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
     let fits = row <= threads.saturating_mul(crate::par::SPLIT_PART_BYTES);
     (2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
         && parallel_row::<T, I>(g, opts)
         && g.n <= split::SPLIT_MAX_CELLS
         && fits
-        && index_bytes >= row
         && (std::mem::size_of::<I>() <= 4
-            || (threads > 2 && row > crate::par::fold_max_bytes(threads)))
+            || (threads > crate::par::FED_ANY_ROW_THREADS
+                && row > crate::par::fold_max_bytes(threads)))
 }
 
 /// What the split and the fed fold both need: one row (`outer == 1`, `inner == 1`), the
-/// `error` out-of-range rule, no identity fill, and at least
+/// `error` out-of-range rule, no identity fill, at least as many index bytes as row bytes
+/// (otherwise the row's copies into and out of scratch outweigh the updates), and at least
 /// [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES) of indices, updates and row to
 /// move (below that a parallel call costs more than it saves).
 #[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
 fn parallel_row<T, I>(g: fast::ElemGeom, opts: &ScatterOptions) -> bool {
     let fill = opts.reduction != Reduction::None && !opts.include_self;
-    let bytes =
-        g.k.saturating_mul(std::mem::size_of::<I>() + std::mem::size_of::<T>())
-            .saturating_add(g.n.saturating_mul(std::mem::size_of::<T>()));
+    let row = g.n.saturating_mul(std::mem::size_of::<T>());
+    let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
+    let bytes = index_bytes
+        .saturating_add(g.k.saturating_mul(std::mem::size_of::<T>()))
+        .saturating_add(row);
     g.outer == 1
         && g.inner == 1
         && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
         && !fill
+        && index_bytes >= row
         && bytes >= crate::par::MIN_PARALLEL_BYTES
 }
 
 /// Whether the fed fold ([`fed::elem_fed`]) takes this scatter: at 2 threads or more, a row
-/// the split fold could take ([`parallel_row`]) of at most [`fed::FED_MAX_CELLS`] cells whose
-/// indices take at least as many bytes as the row, either within the single fold's budget
-/// ([`check_in_fold`]) or, at exactly 2 threads, of any size. The split fold, when it
-/// applies, comes first (it takes indices of 4 bytes or less at 2 threads, where it measured
-/// faster; see [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS) for the rows
-/// past the budget).
+/// both parallel folds could take ([`parallel_row`]) of at most [`fed::FED_MAX_CELLS`]
+/// cells, either within the single fold's budget ([`check_in_fold`]) or, up to
+/// [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS) threads, of any size. The
+/// split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
+/// where it measured faster).
 fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
-    let row = g.n.saturating_mul(std::mem::size_of::<T>());
-    let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
     threads >= 2
         && parallel_row::<T, I>(g, opts)
         && g.n <= fed::FED_MAX_CELLS
-        && (check_in_fold::<T, I>(g, threads)
-            || (threads <= crate::par::FED_ANY_ROW_THREADS && index_bytes >= row))
+        && (threads <= crate::par::FED_ANY_ROW_THREADS || check_in_fold::<T, I>(g, threads))
 }
 
 /// The index pass of the fast strategies.
