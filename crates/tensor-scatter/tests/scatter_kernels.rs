@@ -4,8 +4,9 @@
 //! identity fill, and whole-row blocks (staged above 8 MiB with the fused copy), for every
 //! form, several reductions, thread counts, instruction-set levels and destination alignments
 //! (the staged kernel streams whole 64-byte lines, and shifts its tile grid to the
-//! destination's line boundaries). Single rows are also cut into one part per thread (the
-//! split fold), with the index dtypes its vector scans take and one they do not.
+//! destination's line boundaries). Blocks that fit a tile, fewer than the threads, are cut
+//! into column tiles. Single rows are also cut into one part per thread (the split fold),
+//! with the index dtypes its vector scans take and one they do not.
 #![cfg(feature = "reference")]
 
 use tensor_scatter::isa::{Isa, with_isa};
@@ -156,6 +157,62 @@ fn single_blocks_checked_in_the_fold_match_the_oracle() {
     check::<f64>(1, 50_000, 60_000, 4, 14); // rows of four cells
     check::<half::f16>(1, 600_000, 160_000, 1, 15);
     check::<u8>(1, 1_300_000, 200_000, 1, 16);
+}
+
+#[test]
+fn blocks_fewer_than_threads_are_cut_into_column_tiles() {
+    // One or two blocks that each fit a tile, rows at least two lines wide: at 2 and 3
+    // threads each block is cut into column tiles of whole lines, one per thread (at 1
+    // thread the single ones are checked in the fold). Rows of 300 and 500 cells are not a
+    // whole number of lines, so the last tile is narrower; the copy is fused or not.
+    check::<f32>(1, 512, 256, 256, 22); // the fold's shape, more index bytes than block
+    check::<f32>(2, 300, 200, 300, 23); // two blocks, three threads: two tiles per block
+    check::<half::f16>(1, 1000, 300, 500, 24);
+    check::<f64>(1, 200, 500, 48, 25); // three lines per row
+    check::<u8>(1, 2000, 600, 400, 26);
+}
+
+#[test]
+fn blocks_cut_into_column_tiles_reject_before_writing() {
+    // The same rejected indices as the checked fold, where the block is cut into column
+    // tiles at 2 and 3 threads: the index pass rejects them before anything is written.
+    let (n, k, inner) = (512, 256, 256);
+    let data: Vec<f32> = (0..n * inner).map(|i| (i % 11) as f32).collect();
+    let upd: Vec<f32> = (0..k * inner).map(|i| (i % 3) as f32).collect();
+    let dv = TensorView::new(&data, &[n, inner]).unwrap();
+    let uv = TensorView::new(&upd, &[k, inner]).unwrap();
+    for bad in [n as i64, -(n as i64) - 1] {
+        for at in [0, k * inner / 2 + 17, k * inner - 1] {
+            let mut idx = common::lcg(27, k * inner, n as u64);
+            idx[at] = bad;
+            let iv = TensorView::new(&idx, &[k, inner]).unwrap();
+            for (reduction, include_self) in [(Reduction::Add, true), (Reduction::Max, false)] {
+                let base = ScatterOptions::new()
+                    .axis(0)
+                    .reduction(reduction)
+                    .include_self(include_self);
+                let want = reference::scatter_elements(&dv, &iv, &uv, &base)
+                    .unwrap_err()
+                    .to_string();
+                for threads in [1, 2, 3] {
+                    let opts = base.par(Par::threads_exact(threads));
+                    let what = format!("{bad} at {at} {reduction:?} {threads}T");
+                    let got = scatter_elements(&dv, &iv, &uv, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "allocating, {what}");
+                    let mut out = vec![7.0f32; n * inner];
+                    let mut ov = TensorViewMut::new(&mut out, &[n, inner]).unwrap();
+                    let got = scatter_elements_out(&dv, &iv, &uv, &mut ov, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "out, {what}");
+                    assert!(out.iter().all(|&x| x == 7.0), "out written, {what}");
+                    let mut out = data.clone();
+                    let mut ov = TensorViewMut::new(&mut out, &[n, inner]).unwrap();
+                    let got = scatter_elements_into(&mut ov, &iv, &uv, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "in place, {what}");
+                    assert!(out == data, "in place written, {what}");
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -111,15 +111,23 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
     let g = job.g;
     let size = std::mem::size_of::<T>().max(1);
     let line = line_cells::<T>();
+    let staged = job.staged;
     let width = if g.n.saturating_mul(g.inner).saturating_mul(size) <= TILE_BYTES {
-        g.inner
+        if !staged && g.outer < threads && column_parallel::<T, I>(g, threads) {
+            // Fewer blocks than threads: each block is cut into `parts` column tiles of
+            // whole lines, so every thread gets one (a block that is one tile would leave
+            // the other threads idle).
+            let parts = threads.div_ceil(g.outer);
+            g.inner.div_ceil(parts).div_ceil(line).saturating_mul(line)
+        } else {
+            g.inner
+        }
     } else {
         (TILE_BYTES / g.n.saturating_mul(size) / line * line)
             .max(line)
             .min(g.inner)
     }
-    .max(1);
-    let staged = job.staged;
+    .clamp(1, g.inner.max(1));
     // Tiles of whole rows are one contiguous block each, staged and streamed in one piece.
     let whole = width == g.inner;
     // Staged tiles are streamed back by whole 64-byte lines, so their grid is shifted to
@@ -137,10 +145,9 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
         }
     };
     let tiles = g.outer * per_o;
-    let bytes = (g.outer * g.n * g.inner)
-        .saturating_mul(size)
-        .saturating_add((g.outer * g.k * g.inner).saturating_mul(size + std::mem::size_of::<I>()));
-    let tasks = par::task_count(threads, bytes, 4).min(tiles).max(1);
+    let tasks = par::task_count(threads, elem_bytes::<T, I>(g), 4)
+        .min(tiles)
+        .max(1);
     let level = crate::isa::active_level();
     par::run_tasks(threads, tasks, |t| {
         let (a, b) = split(tiles, tasks, t, 1);
@@ -174,6 +181,29 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
             super::stream_fence();
         }
     });
+}
+
+/// The bytes an element scatter moves: its destination, updates and indices.
+fn elem_bytes<T, I>(g: ElemGeom) -> usize {
+    let size = std::mem::size_of::<T>();
+    g.outer
+        .saturating_mul(g.n)
+        .saturating_mul(g.inner)
+        .saturating_mul(size)
+        .saturating_add(
+            g.outer
+                .saturating_mul(g.k)
+                .saturating_mul(g.inner)
+                .saturating_mul(size + std::mem::size_of::<I>()),
+        )
+}
+
+/// Whether [`elements`] gives each of `threads` threads its own column tiles: the rows are at
+/// least two cache lines wide (so they can be cut on line boundaries) and the scatter is big
+/// enough to run in parallel at all ([`par::task_count`]). Blocks that fit a tile are then
+/// cut when there are fewer of them than threads; larger blocks are cut anyway.
+pub(crate) fn column_parallel<T, I>(g: ElemGeom, threads: usize) -> bool {
+    g.inner >= 2 * line_cells::<T>() && par::task_count(threads, elem_bytes::<T, I>(g), 4) > 1
 }
 
 /// Staging buffers kept between calls, at most [`STAGE_POOL_MAX`] of them and

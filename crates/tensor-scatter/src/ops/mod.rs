@@ -551,9 +551,17 @@ fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions, copying: bool) -> 
 /// Whether an element scatter is one block folded by one task with its indices checked in the
 /// fold ([`fast::elem_checked`]): a single block (`outer == 1`) of at most
 /// [`par::fold_max_bytes`](crate::par::fold_max_bytes), whose indices take at least as many
-/// bytes as the block. A separate index pass would read every index once more, and the
-/// bucketed kernel writes and re-reads every update; the fold into scratch costs two copies
-/// of the block instead, small against the updates.
+/// bytes as the block, unless the element kernel would give every thread its own column
+/// tiles ([`fast::column_parallel`]). A separate index pass would read every index once more,
+/// and the bucketed kernel writes and re-reads every update; the fold into scratch costs two
+/// copies of the block instead, small against the updates. But it runs on one thread, and
+/// rows wide enough to cut into column tiles measured faster with the (parallel) index pass
+/// and one tile per thread: 2-D f32 add along axis 0, `int64` indices, CLI `--repeat 301`,
+/// the binaries before and after alternating process by process, medians in µs, three
+/// rounds at 2 threads: `[512, 256]` with 256 update rows 78–125 against 132–227;
+/// `[256, 1024]` with 128 rows 235–238 against 420–497; `[1024, 256]` with 1,024 rows
+/// 282–285 against 565–574; `[2048, 256]` with 1,024 rows 333–568 against 662–712;
+/// `[4096, 64]` with 4,096 rows 379–442 against 546–559. At 1 thread (one round) level.
 fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
     let block =
         g.n.saturating_mul(g.inner)
@@ -564,6 +572,7 @@ fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
             .saturating_mul(g.inner)
             .saturating_mul(std::mem::size_of::<I>())
             >= block
+        && !fast::column_parallel::<T, I>(g, threads)
 }
 
 /// Whether the split fold ([`split::elem_split`], one part per thread) takes this scatter:
