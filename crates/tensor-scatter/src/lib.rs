@@ -50,7 +50,8 @@
 //! ```
 //!
 //! ## Features
-//! * `reference`: the naive oracle [`reference`](mod@reference), one literal function per operator.
+//! * `reference`: the naive oracle, module `tensor_scatter::reference` (present only with this
+//!   feature, so not linked here), one literal function per operator.
 //! * `checked-kernels`: bounds-checked access in every kernel (see `kernels`).
 //!
 //! The hot loops are compiled for several instruction-set levels and chosen at run time; see

@@ -30,7 +30,9 @@ pub(crate) const TILE_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };
 
 /// A single-block element scatter (`outer == 1`) with at least as many index bytes as block
 /// bytes is folded by one task straight into a scratch copy of the block, its indices checked
-/// by the fold ([`fold_max_bytes`]), up to this many block bytes divided by the thread count.
+/// by the fold ([`fold_max_bytes`]), up to this many block bytes divided by the thread count
+/// (at 2 threads or more, only when its rows are too narrow, or the call too small, to be
+/// cut into column tiles, one per thread: `ops::check_in_fold`).
 /// Measured on this 2-vCPU VM (1-D f32 scatter-add, random indices): one task folding a
 /// 1.6 MB block took 4.0 ms for 2·10⁶ updates against 5.1–7.1 for the buckets at 2 threads
 /// (9.3 at 1); a 4 MB block 5.3–6.0 ms against 7.5–7.8 at 2 threads and 8.9–9.3 at 1; but
