@@ -23,7 +23,7 @@ pub(crate) const MIN_TASK_BYTES: usize = if cfg!(test) { 1 } else { 1 << 16 };
 /// the Intel VM's 2 MiB L2, leaving room for the streamed index and update rows). On the AMD
 /// EPYC VM (1 MiB L2) it is the whole L2, and still measured best: CLI `--repeat 11` at 2
 /// threads, one binary with the tile size read from a temporary variable, 512 KiB, 1 MiB and
-/// 2 MiB alternating process by process, medians of three rounds in ms: W1 13.9–14.7 at
+/// 2 MiB alternating process by process, the range of three rounds' medians in ms: W1 13.9–14.7 at
 /// 1 MiB against 16.8–17.7 and 15.5–16.9; W2 14.0–15.6 against 17.9–20.3 and 18.4–19.2; W7
 /// 8.2–10.7 against 8.7–10.5 and 9.2–10.1 (level).
 pub(crate) const TILE_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };

@@ -145,7 +145,7 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
         }
     };
     let tiles = g.outer * per_o;
-    let tasks = par::task_count(threads, elem_bytes::<T, I>(g), 4)
+    let tasks = par::task_count(threads, elem_bytes::<T, I>(g), ELEM_TASKS_PER_THREAD)
         .min(tiles)
         .max(1);
     let level = crate::isa::active_level();
@@ -183,6 +183,10 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
     });
 }
 
+/// Tasks per thread [`elements`] cuts a parallel scatter into (for balance), when the work
+/// allows ([`par::task_count`]).
+const ELEM_TASKS_PER_THREAD: usize = 4;
+
 /// The bytes an element scatter moves: its destination, updates and indices.
 fn elem_bytes<T, I>(g: ElemGeom) -> usize {
     let size = std::mem::size_of::<T>();
@@ -203,7 +207,8 @@ fn elem_bytes<T, I>(g: ElemGeom) -> usize {
 /// enough to run in parallel at all ([`par::task_count`]). Blocks that fit a tile are then
 /// cut when there are fewer of them than threads; larger blocks are cut anyway.
 pub(crate) fn column_parallel<T, I>(g: ElemGeom, threads: usize) -> bool {
-    g.inner >= 2 * line_cells::<T>() && par::task_count(threads, elem_bytes::<T, I>(g), 4) > 1
+    g.inner >= 2 * line_cells::<T>()
+        && par::task_count(threads, elem_bytes::<T, I>(g), ELEM_TASKS_PER_THREAD) > 1
 }
 
 /// Staging buffers kept between calls, at most [`STAGE_POOL_MAX`] of them and
