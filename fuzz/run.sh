@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for SECONDS each (default 240), one after another, with the committed
 # regression inputs as seeds; prints libFuzzer's final stats line per target.
-#   fuzz/run.sh [SECONDS]        (needs cargo-fuzz and a nightly toolchain)
+#   fuzz/run.sh [--small] [SECONDS]        (needs cargo-fuzz and a nightly toolchain)
+# --small builds the library with `--cfg tensor_scatter_small_thresholds`: the unit tests' tiny
+# parallel thresholds, so the fuzzer's small inputs take the parallel kernels (column tiles,
+# buckets, split and fed folds, staged and streamed copies) and not only the sequential ones.
 # allocator_may_return_null: the library's fallible allocations (try_reserve) must see a null
 # from ASan, not an abort; -rss_limit_mb=0 / -malloc_limit_mb=0 likewise let a refused
 # multi-terabyte request be what it is in production, an OutOfMemory error. -timeout=30 makes
 # an input that runs for 30 s a finding (a slow input is a denial of service).
 set -euo pipefail
 cd "$(dirname "$0")"
+if [ "${1:-}" = "--small" ]; then
+    export RUSTFLAGS="${RUSTFLAGS:-} --cfg tensor_scatter_small_thresholds"
+    shift
+fi
 SECS=${1:-240}
 export ASAN_OPTIONS=allocator_may_return_null=1
 for t in scatter_elements scatter_nd scatter_update gather gather_elements gather_nd; do

@@ -9,15 +9,22 @@
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// Whether the thresholds below take their small values, so that small inputs go through
+/// every parallel split, tile, stage and ring: in the unit tests, and in builds made with
+/// `RUSTFLAGS="--cfg tensor_scatter_small_thresholds"` (`fuzz/run.sh --small`, and the
+/// integration tests when run that way). Results never depend on it; only speed does, so
+/// it is never for production builds.
+pub(crate) const SMALL_THRESHOLDS: bool = cfg!(any(test, tensor_scatter_small_thresholds));
+
 /// Work below this many bytes of traffic (destination plus updates) runs on the calling thread.
 /// Measured on this 2-vCPU VM (a gather of 256-byte rows, medians of 4,000 calls), 2 threads against 1: 0.0076
 /// against 0.0091 ms at 264 KB, 0.012 against 0.021 at 528 KB, 0.024 against 0.072 at 1 MB.
-/// (The unit tests use tiny thresholds, so their small inputs go through every parallel split.)
-pub(crate) const MIN_PARALLEL_BYTES: usize = if cfg!(test) { 0 } else { 1 << 18 };
+/// ([`SMALL_THRESHOLDS`] builds, the unit tests among them, use tiny thresholds throughout.)
+pub(crate) const MIN_PARALLEL_BYTES: usize = if SMALL_THRESHOLDS { 0 } else { 1 << 18 };
 
 /// A task of a parallel kernel should move at least this many bytes (keeps per-task overhead
 /// below a few percent).
-pub(crate) const MIN_TASK_BYTES: usize = if cfg!(test) { 1 } else { 1 << 16 };
+pub(crate) const MIN_TASK_BYTES: usize = if SMALL_THRESHOLDS { 1 } else { 1 << 16 };
 
 /// A destination tile of the element-scatter kernel should fit in this many bytes (half of
 /// the Intel VM's 2 MiB L2, leaving room for the streamed index and update rows). On the AMD
@@ -26,7 +33,7 @@ pub(crate) const MIN_TASK_BYTES: usize = if cfg!(test) { 1 } else { 1 << 16 };
 /// 2 MiB alternating process by process, the range of three rounds' medians in ms: W1 13.9–14.7 at
 /// 1 MiB against 16.8–17.7 and 15.5–16.9; W2 14.0–15.6 against 17.9–20.3 and 18.4–19.2; W7
 /// 8.2–10.7 against 8.7–10.5 and 9.2–10.1 (level).
-pub(crate) const TILE_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };
+pub(crate) const TILE_BYTES: usize = if SMALL_THRESHOLDS { 16 } else { 1 << 20 };
 
 /// A single-block element scatter (`outer == 1`) with at least as many index bytes as block
 /// bytes is folded by one task straight into a scratch copy of the block, its indices checked
@@ -38,7 +45,7 @@ pub(crate) const TILE_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };
 /// (9.3 at 1); a 4 MB block 5.3–6.0 ms against 7.5–7.8 at 2 threads and 8.9–9.3 at 1; but
 /// with 10⁷ updates the buckets at 2 threads took 24–25 ms against the single fold's 41, and
 /// an 8 MB block was even at 1 thread (51–55 against 56).
-pub(crate) const FOLD_BUDGET_BYTES: usize = if cfg!(test) { 64 } else { 4 << 20 };
+pub(crate) const FOLD_BUDGET_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 4 << 20 };
 
 /// A single row of cells (1-D, or one row along the last axis) is cut into one part per
 /// thread, each thread scanning every update and applying those of its part
@@ -54,7 +61,7 @@ pub(crate) const FOLD_BUDGET_BYTES: usize = if cfg!(test) { 64 } else { 4 << 20 
 /// `int64` updates 26.7, 22.4 and 21.5 ms against 34.6, 26.4 and 24.4; an 8 MB row 23.7
 /// against 25.0; a 16 MB row 47 against 26 (each task reads every update, and its part no
 /// longer fits the cache).
-pub(crate) const SPLIT_PART_BYTES: usize = if cfg!(test) { 64 } else { 2 << 20 };
+pub(crate) const SPLIT_PART_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 2 << 20 };
 
 /// Up to this many threads, the fed fold ([`elem_fed`](crate::kernels::fed::elem_fed), one
 /// task folding the row while another resolves its indices) takes single rows of any size
@@ -88,28 +95,28 @@ pub(crate) fn fold_max_bytes(threads: usize) -> usize {
 /// stages them (builds each block in scratch, then streams it out) when the copy of `data` is
 /// fused and the destination has at least this many bytes: streamed lines skip the
 /// read-for-ownership, while a smaller destination is better left in cache for its reader
-/// (0 in the unit tests, so their small inputs take the staged path).
-pub(crate) const STREAM_MIN_BYTES: usize = if cfg!(test) { 0 } else { 8 << 20 };
+/// (0 with [`SMALL_THRESHOLDS`], so small inputs take the staged path).
+pub(crate) const STREAM_MIN_BYTES: usize = if SMALL_THRESHOLDS { 0 } else { 8 << 20 };
 
 /// A slice scatter's task (ScatterND, ScatterUpdate) copies its destination range from `data`
-/// with non-temporal stores when the range has at least this many bytes (64 in the unit
-/// tests, where the property tests take both copies): the streamed copy skips the
+/// with non-temporal stores when the range has at least this many bytes (64 with
+/// [`SMALL_THRESHOLDS`], where the property tests take both copies): the streamed copy skips the
 /// read-for-ownership of every line, while the cached one leaves the range in cache for the
 /// slices applied after it. Measured on the AMD EPYC VM (32 MiB L3), 64-cell f32 rows, a
 /// tenth of them updated: at 2 threads streaming lost at 4 MiB per task and won at 8, 32 and
 /// 128 MiB (DESIGN.md, "Slice scatters stream large copies").
-pub(crate) const RANGE_STREAM_MIN_BYTES: usize = if cfg!(test) { 64 } else { 8 << 20 };
+pub(crate) const RANGE_STREAM_MIN_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 8 << 20 };
 
 /// Slice scatters with `none` drop the tuples that a later tuple overwrites (so their updates
 /// are never read) when each tuple moves at least this many cells: the bookkeeping, a bit per
-/// possible offset, then costs little against the copies it can save (0 in the unit tests, so
+/// possible offset, then costs little against the copies it can save (0 with [`SMALL_THRESHOLDS`], so
 /// their small inputs go through it).
-pub(crate) const DEDUP_MIN_CELLS: usize = if cfg!(test) { 0 } else { 512 };
+pub(crate) const DEDUP_MIN_CELLS: usize = if SMALL_THRESHOLDS { 0 } else { 512 };
 
-/// Cells per cache line, the alignment of task boundaries (1 or 2 in the unit tests, so
+/// Cells per cache line, the alignment of task boundaries (1 or 2 with [`SMALL_THRESHOLDS`], so
 /// their small inputs are cut into many tiles).
 pub(crate) fn line_cells<T>() -> usize {
-    let line = if cfg!(test) { 4 } else { 64 };
+    let line = if SMALL_THRESHOLDS { 4 } else { 64 };
     (line / std::mem::size_of::<T>().max(1)).max(1)
 }
 

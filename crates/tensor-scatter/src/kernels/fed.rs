@@ -27,11 +27,11 @@ use crate::par;
 use crate::reduce::Combiner;
 
 /// Updates per chunk: the unit the feeder publishes and the folder takes (32 KiB of cell
-/// numbers; a handful of updates in the unit tests, so that their small rows take many).
-const CHUNK: usize = if cfg!(test) { 3 } else { 8192 };
+/// numbers; a handful of updates with [`par::SMALL_THRESHOLDS`], so that small rows take many).
+const CHUNK: usize = if par::SMALL_THRESHOLDS { 3 } else { 8192 };
 
 /// Chunks the ring holds: how far the feeder may run ahead of the folder.
-const RING: usize = if cfg!(test) { 2 } else { 8 };
+const RING: usize = if par::SMALL_THRESHOLDS { 2 } else { 8 };
 
 /// The largest row the fed fold takes (cell numbers are `u32`).
 pub(crate) const FED_MAX_CELLS: usize = u32::MAX as usize;

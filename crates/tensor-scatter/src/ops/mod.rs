@@ -205,7 +205,12 @@ pub(crate) fn resolve_indices<I: IndexInt>(
                 let pos = idx_off + j as isize * plan.comp_stride;
                 let value = indices.data[pos as usize].to_i128();
                 match resolve(value, c.size, policy) {
-                    Ok(Resolved::At(p)) => rel += p as isize * c.dest_stride,
+                    // Wrapping: with an empty destination (a zero dim elsewhere) a stride
+                    // and an accepted position can multiply past `isize::MAX`; only the
+                    // index check matters then, and the offsets are never used.
+                    Ok(Resolved::At(p)) => {
+                        rel = rel.wrapping_add((p as isize).wrapping_mul(c.dest_stride))
+                    }
                     Ok(Resolved::Skip) => skip = true,
                     Err(fault) => {
                         let mut position = coord.to_vec();
@@ -534,7 +539,7 @@ fn elem_strategy<T>(g: fast::ElemGeom, opts: &ScatterOptions, copying: bool) -> 
         return Prepared::Elem { g, staged: false };
     }
     // About L2-sized blocks, at most ~256 of them (each chunk keeps one bucket per block).
-    let small = if cfg!(test) {
+    let small = if crate::par::SMALL_THRESHOLDS {
         4
     } else {
         crate::par::TILE_BYTES / size
