@@ -1,9 +1,7 @@
 //! `cargo +nightly fuzz run gather_elements`: arbitrary bytes decoded into one `gather_elements` call, checked
 //! for no panic, agreement with the reference oracle, the shape rules and an untouched
-//! destination after errors (crates/tensor-scatter/tests/fuzzcheck/mod.rs).
+//! destination after errors: `fuzzcheck::check`, this package's library
+//! (crates/tensor-scatter/tests/fuzzcheck/mod.rs).
 #![no_main]
-
-#[path = "../../crates/tensor-scatter/tests/fuzzcheck/mod.rs"]
-mod fuzzcheck;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzzcheck::check(fuzzcheck::Op::GatherElements, data));

@@ -1,5 +1,8 @@
-//! The fuzz check, shared by the `cargo fuzz` targets (fuzz/fuzz_targets/*.rs include this file)
-//! and the stable replay/sweep test (tests/fuzz_replay.rs).
+//! The fuzz check, shared by the `cargo fuzz` targets and the stable replay/sweep test
+//! (tests/fuzz_replay.rs, where it is a module). For `cargo fuzz` this file is the root of the
+//! fuzz package's library (`fuzzcheck`, fuzz/Cargo.toml), so its generic code over every dtype
+//! and operator is compiled and instrumented once, and the six targets are thin wrappers that
+//! link it (each used to include the file and compile all of it again).
 //!
 //! [`check`] decodes arbitrary bytes into one call of an operator (shapes of rank 0–5 with
 //! dims 0–6 and, rarely, 2³¹ / 2⁴⁰ / usize::MAX; every data dtype and index dtype; the axis
@@ -14,7 +17,8 @@
 //! 4. an `_into` call that fails changes its destination, or one that succeeds differs from
 //!    the oracle or writes outside the output's elements (poisoned padding).
 
-#![allow(dead_code)]
+// `pub` so the fuzz package's targets can call it; in the test crate nothing is reachable.
+#![allow(dead_code, unreachable_pub)]
 
 use std::mem::discriminant;
 
@@ -27,7 +31,7 @@ use tensor_scatter::{
 
 /// The operator a fuzz target drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
+pub enum Op {
     ScatterElements,
     ScatterNd,
     ScatterUpdate,
@@ -36,7 +40,7 @@ pub(crate) enum Op {
     GatherNd,
 }
 
-pub(crate) const OPS: [Op; 6] = [
+pub const OPS: [Op; 6] = [
     Op::ScatterElements,
     Op::ScatterNd,
     Op::ScatterUpdate,
@@ -46,7 +50,7 @@ pub(crate) const OPS: [Op; 6] = [
 ];
 
 impl Op {
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Op::ScatterElements => "scatter_elements",
             Op::ScatterNd => "scatter_nd",
@@ -253,7 +257,7 @@ fn rule_shape(
 }
 
 /// Runs one fuzz input for `op`; panics on any broken promise (see the module docs).
-pub(crate) fn check(op: Op, input: &[u8]) {
+pub fn check(op: Op, input: &[u8]) {
     let mut b = Bytes { b: input, at: 0 };
     // Every data dtype and every index dtype, in 13 pairs.
     match b.u8() % 13 {
