@@ -13,6 +13,8 @@
 # No -O: cargo-fuzz's default build is already optimised (--release), and only without -O does
 # it add -Cdebug-assertions, so that an integer overflow panics (-O turns the checks off).
 # The check is the package's library, compiled once for all six targets.
+# Exits non-zero when any target stops with a finding (crash, timeout, leak, or a build
+# failure); the summary at the end names each one.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ "${1:-}" = "--small" ]; then
@@ -22,13 +24,25 @@ fi
 SECS=${1:-240}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(scatter_elements scatter_nd scatter_update gather gather_elements gather_nd)
+if [ ${#TARGETS[@]} -eq 0 ]; then
+    mapfile -t TARGETS < <(cargo +nightly fuzz list)
+    [ ${#TARGETS[@]} -gt 0 ] || { echo "cargo fuzz list found no targets" >&2; exit 2; }
+fi
 export ASAN_OPTIONS=allocator_may_return_null=1
+FAILED=()
 for t in "${TARGETS[@]}"; do
     mkdir -p "corpus/$t"
     cp -n regressions/$t/* "corpus/$t/" 2>/dev/null || true
     echo "== $t ($SECS s)"
+    set +e
     cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$SECS" \
         -timeout=30 -rss_limit_mb=0 -malloc_limit_mb=0 -print_final_stats=1 2>&1 \
-        | grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|panicked|SUMMARY|crash-|timeout-|deadly" || true
+        | grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|error|panicked|SUMMARY|crash-|timeout-|deadly"
+    status=${PIPESTATUS[0]}
+    set -e
+    [ "$status" -eq 0 ] || FAILED+=("$t (exit $status)")
 done
+if [ ${#FAILED[@]} -gt 0 ]; then
+    printf 'fuzz finding or failure: %s\n' "${FAILED[@]}" >&2
+    exit 1
+fi
