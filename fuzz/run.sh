@@ -37,7 +37,7 @@ for t in "${TARGETS[@]}"; do
     set +e
     cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$SECS" \
         -timeout=30 -rss_limit_mb=0 -malloc_limit_mb=0 -print_final_stats=1 2>&1 \
-        | grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|error|panicked|SUMMARY|crash-|timeout-|deadly"
+        | grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|^error|panicked|SUMMARY|crash-|timeout-|deadly"
     status=${PIPESTATUS[0]}
     set -e
     [ "$status" -eq 0 ] || FAILED+=("$t (exit $status)")
