@@ -132,7 +132,18 @@ impl fmt::Display for DType {
 }
 
 mod private {
-    pub trait Sealed {}
+    pub trait Sealed {
+        /// The unsigned integer of the same size and alignment: `none` moves values as it.
+        type Bits: super::Element;
+    }
+}
+
+/// The unsigned integer `T` is moved as when only its bits matter (the `none` reduction).
+pub(crate) type BitsOf<T> = <T as private::Sealed>::Bits;
+
+/// Whether `T` is an unsigned integer, its own [`BitsOf`].
+pub(crate) const fn is_bits<T: Element>() -> bool {
+    matches!(T::DTYPE, DType::U8 | DType::U16 | DType::U32 | DType::U64)
 }
 
 /// A data element type: one of f64, f32, f16, bf16, i64, i32, i16, i8, u64, u32, u16, u8, bool.
@@ -227,7 +238,9 @@ macro_rules! buffer_access {
 
 macro_rules! int_element {
     ($t:ty, $variant:ident, $bits:ty) => {
-        impl private::Sealed for $t {}
+        impl private::Sealed for $t {
+            type Bits = $bits;
+        }
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             const HAS_MEAN: bool = true;
@@ -339,8 +352,10 @@ macro_rules! canon {
 }
 
 macro_rules! float_element {
-    ($t:ty, $variant:ident) => {
-        impl private::Sealed for $t {}
+    ($t:ty, $variant:ident, $bits:ty) => {
+        impl private::Sealed for $t {
+            type Bits = $bits;
+        }
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             const HAS_MEAN: bool = true;
@@ -395,12 +410,14 @@ macro_rules! float_element {
     };
 }
 
-float_element!(f64, F64);
-float_element!(f32, F32);
+float_element!(f64, F64, u64);
+float_element!(f32, F32, u32);
 
 macro_rules! half_element {
     ($t:ty, $variant:ident) => {
-        impl private::Sealed for $t {}
+        impl private::Sealed for $t {
+            type Bits = u16;
+        }
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             const HAS_MEAN: bool = true;
@@ -464,7 +481,9 @@ macro_rules! half_element {
 half_element!(f16, F16);
 half_element!(bf16, BF16);
 
-impl private::Sealed for bool {}
+impl private::Sealed for bool {
+    type Bits = u8;
+}
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
     const HAS_MEAN: bool = false;

@@ -180,6 +180,11 @@ impl Error {
         &self.0
     }
 
+    /// The details, to amend (an index value read back as stored).
+    pub(crate) fn kind_mut(&mut self) -> &mut ErrorKind {
+        &mut self.0
+    }
+
     /// The operator that failed.
     pub fn op(&self) -> &'static str {
         use ErrorKind::*;

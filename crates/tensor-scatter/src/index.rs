@@ -7,9 +7,35 @@
 use std::fmt;
 
 use crate::dtype::DType;
+use crate::error::{Error, ErrorKind};
+use crate::shape::Odometer;
+use crate::view::{Tensor, TensorView};
 
 mod private {
-    pub trait Sealed {}
+    use crate::view::TensorView;
+
+    /// An index tensor as the engine reads it.
+    pub trait Sealed: Sized {
+        /// `int32` and `int64` views as they are; which conversion every other dtype takes.
+        fn native<'v, 'a>(v: &'v TensorView<'a, Self>) -> super::Native<'v, 'a>;
+    }
+}
+
+/// How the engine reads an index tensor ([`with_native_indices`]). The kernels are compiled
+/// for `int32` and `int64` indices only; the six other index dtypes are converted once, into
+/// a contiguous tensor of the same shape, which costs one pass over the indices and keeps
+/// six copies of every kernel out of the build.
+#[derive(Debug)]
+pub enum Native<'v, 'a> {
+    /// An `int32` view, read as it is.
+    I32(&'v TensorView<'a, i32>),
+    /// An `int64` view, read as it is.
+    I64(&'v TensorView<'a, i64>),
+    /// Converted to `int32` (i8, i16, u8, u16: every value is exact).
+    ToI32,
+    /// Converted to `int64` (u32 exact; u64 saturated at `i64::MAX`, which every policy
+    /// treats as a `u64` above it: out of range, clamped to the last position, or skipped).
+    ToI64,
 }
 
 /// An index element type: i8, i16, i32, i64, u8, u16, u32 or u64.
@@ -29,8 +55,12 @@ pub trait IndexInt: private::Sealed + Copy + Send + Sync + fmt::Debug + 'static 
 }
 
 macro_rules! index_int {
-    ($($t:ty => $v:ident),*) => {$(
-        impl private::Sealed for $t {}
+    ($($t:ty => $v:ident, $native:ident),*) => {$(
+        impl private::Sealed for $t {
+            fn native<'v, 'a>(v: &'v TensorView<'a, $t>) -> Native<'v, 'a> {
+                native!($native, v)
+            }
+        }
         impl IndexInt for $t {
             const DTYPE: DType = DType::$v;
             #[inline(always)]
@@ -44,7 +74,107 @@ macro_rules! index_int {
         }
     )*};
 }
-index_int!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+macro_rules! native {
+    (I32, $v:ident) => {
+        Native::I32($v)
+    };
+    (I64, $v:ident) => {
+        Native::I64($v)
+    };
+    ($convert:ident, $v:ident) => {{
+        let _ = $v;
+        Native::$convert
+    }};
+}
+index_int!(
+    i8 => I8, ToI32,
+    i16 => I16, ToI32,
+    i32 => I32, I32,
+    i64 => I64, I64,
+    u8 => U8, ToI32,
+    u16 => U16, ToI32,
+    u32 => U32, ToI64,
+    u64 => U64, ToI64
+);
+
+/// `v` in row-major order as a contiguous tensor of `J`, each value through `to`; the
+/// allocation is fallible (a broadcast view can address far more elements than it stores).
+pub(crate) fn convert<I: IndexInt, J: Copy>(
+    op: &'static str,
+    v: &TensorView<'_, I>,
+    to: impl Fn(i64) -> J,
+) -> crate::error::Result<Tensor<J>> {
+    let l = &v.layout;
+    let mut out = Vec::new();
+    out.try_reserve_exact(l.numel).map_err(|_| {
+        Error::out_of_memory(
+            op,
+            "indices",
+            l.numel.saturating_mul(std::mem::size_of::<J>()),
+        )
+    })?;
+    let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
+    while let Some([p]) = odo.next_offsets() {
+        out.push(to(v.data[p as usize].to_i64_sat()));
+    }
+    Ok(Tensor {
+        data: out,
+        shape: l.shape.clone(),
+    })
+}
+
+/// Runs `$body` with `$v` bound to `$indices` (a `&TensorView<'_, I>`) as an `int32` or `int64`
+/// view ([`Native`]), converting the other index dtypes first; an index error from the body
+/// reports the value as stored in `$indices` (a saturated `u64` would not).
+macro_rules! with_native_indices {
+    ($op:expr, $indices:expr, $v:ident => $body:expr) => {{
+        let indices = $indices;
+        let result = (|| -> crate::error::Result<_> {
+            match crate::index::native(indices) {
+                crate::index::Native::I32($v) => $body,
+                crate::index::Native::I64($v) => $body,
+                crate::index::Native::ToI32 => {
+                    let t = crate::index::convert($op, indices, |x| x as i32)?;
+                    let $v = &t.view();
+                    $body
+                }
+                crate::index::Native::ToI64 => {
+                    let t = crate::index::convert($op, indices, |x| x)?;
+                    let $v = &t.view();
+                    $body
+                }
+            }
+        })();
+        result.map_err(|e| crate::index::stored_value(e, indices))
+    }};
+}
+pub(crate) use with_native_indices;
+
+/// `v` as the engine reads it ([`Native`]).
+pub(crate) fn native<'v, 'a, I: IndexInt>(v: &'v TensorView<'a, I>) -> Native<'v, 'a> {
+    <I as private::Sealed>::native(v)
+}
+
+/// `e` with the index value it reports read back from `indices` at its position.
+pub(crate) fn stored_value<I: IndexInt>(mut e: Error, indices: &TensorView<'_, I>) -> Error {
+    if let ErrorKind::IndexOutOfRange {
+        arg: "indices",
+        position,
+        value,
+        ..
+    }
+    | ErrorKind::NegativeIndex {
+        arg: "indices",
+        position,
+        value,
+        ..
+    } = e.kind_mut()
+        && let Some(stored) = indices.get(position)
+    {
+        *value = stored.to_i128();
+    }
+    e
+}
 
 /// What a negative index means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

@@ -240,7 +240,7 @@ mod imp {
         Some(p)
     }
 
-    pub(super) fn run(threads: usize, tasks: usize, f: &(impl Fn(usize) + Sync)) {
+    pub(super) fn run(threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) {
         if rayon::current_thread_index().is_none() {
             if crate::pool::run(threads, tasks, f) {
                 return;
@@ -277,7 +277,7 @@ mod imp {
 
 #[cfg(not(feature = "parallel"))]
 mod imp {
-    pub(super) fn run(_threads: usize, tasks: usize, f: &(impl Fn(usize) + Sync)) {
+    pub(super) fn run(_threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) {
         (0..tasks).for_each(f);
     }
 }

@@ -330,6 +330,7 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
 }
 
 super::simd::multiversion! {
+    if (const { super::simd::isa_folds::<T>() })
     /// The fold of a staged tile of `w` columns from `i0`, update row by update row, each row's
     /// first lines of indices and updates prefetched [`STAGE_PREFETCH_ROWS`] rows ahead.
     fn fold_rows<T: Element, I: IndexInt, C: Combiner<T>>(
@@ -362,6 +363,7 @@ super::simd::multiversion! {
 }
 
 super::simd::multiversion! {
+    if (const { super::simd::isa_folds::<T>() })
     /// `cells[p] = C(cells[p], u)` for each index and update of a contiguous run, in order, `p`
     /// resolved under `policy` (every index was accepted for `cells.len()` by the index pass).
     /// The default policy takes a loop without the clamp or skip. One version per instruction
@@ -467,6 +469,7 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
 }
 
 super::simd::multiversion! {
+    if (const { super::simd::isa_folds::<T>() })
     /// [`fold_run`] over indices not checked yet: each is checked against the accepted range
     /// `[lo, hi]` before its update is applied; the first rejected one stops the fold and its
     /// position is returned. Kept out of line: inlined into [`elem_checked`], its loop kept two

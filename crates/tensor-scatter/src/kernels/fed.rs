@@ -260,6 +260,7 @@ fn feed<I: IndexInt>(ring: &Ring, idx: &[I], n: usize, shift: i64) {
 }
 
 super::simd::multiversion! {
+    if (const { super::simd::isa_folds::<T>() })
     /// `cells[at[j]] = C(cells[at[j]], upd[j])` for one published chunk, in order. One
     /// version per instruction set: the canonical-NaN select of the float combines is one
     /// blend with AVX instead of four SSE2 mask operations.

@@ -17,8 +17,58 @@ pub(crate) mod split;
 
 use std::marker::PhantomData;
 
-use crate::dtype::Element;
+use crate::dtype::{BitsOf, Element};
 use crate::reduce::Combiner;
+use crate::view::{TensorView, TensorViewMut};
+
+/// Checks, at compile time, that `T` and `U` have one size and one alignment.
+const fn same_layout<T, U>() {
+    assert!(std::mem::size_of::<T>() == std::mem::size_of::<U>());
+    assert!(std::mem::align_of::<T>() == std::mem::align_of::<U>());
+}
+
+/// `v` with its elements read as their bits ([`BitsOf`]).
+pub(crate) fn bits_view<'a, T: Element>(v: &TensorView<'a, T>) -> TensorView<'a, BitsOf<T>> {
+    const { same_layout::<T, BitsOf<T>>() };
+    // SAFETY: `BitsOf<T>` has `T`'s size and alignment (checked above); every element type is
+    // a primitive with every byte initialised, and every bit pattern is a valid unsigned
+    // integer.
+    let data = unsafe { std::slice::from_raw_parts(v.data.as_ptr().cast(), v.data.len()) };
+    TensorView {
+        data,
+        layout: v.layout.clone(),
+    }
+}
+
+/// `v` with its elements written as their bits ([`BitsOf`]).
+///
+/// # Safety
+/// Every value written through the result is the bits of a `T` (read from a `T`).
+pub(crate) unsafe fn bits_view_mut<'a, T: Element>(
+    v: &'a mut TensorViewMut<'_, T>,
+) -> TensorViewMut<'a, BitsOf<T>> {
+    const { same_layout::<T, BitsOf<T>>() };
+    let len = v.data.len();
+    // SAFETY: as in `bits_view`; the exclusive borrow of `v` is held for the result's life,
+    // and what it writes are valid `T`s by the contract.
+    let data = unsafe { std::slice::from_raw_parts_mut(v.data.as_mut_ptr().cast(), len) };
+    TensorViewMut {
+        data,
+        layout: v.layout.clone(),
+    }
+}
+
+/// The `T`s whose bits `v` holds.
+///
+/// # Safety
+/// Every element of `v` is the bits of a `T`.
+pub(crate) unsafe fn vec_from_bits<T: Element>(v: Vec<BitsOf<T>>) -> Vec<T> {
+    const { same_layout::<T, BitsOf<T>>() };
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: one size and alignment (checked above), so the allocation's layout is the one a
+    // `Vec<T>` of this capacity has; the elements are valid `T`s by the contract.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr().cast(), v.len(), v.capacity()) }
+}
 
 /// `s[i]`, unchecked unless the `checked-kernels` feature is on.
 ///

@@ -3,16 +3,25 @@
 //! [`Level`](crate::isa::Level). The source is the same for every level, so is the result;
 //! the test suite forces every supported level against the oracle.
 
+use crate::dtype::{DType, Element};
 use crate::index::IndexInt;
+
+/// Whether the scatter folds of `T` are compiled per instruction set: f32 and f64 only, whose
+/// combines end in the canonical-NaN select (one blend with AVX, four SSE2 mask operations
+/// without). Every other dtype's fold is the same scalar read-modify-write at every level.
+pub(crate) const fn isa_folds<T: Element>() -> bool {
+    matches!(T::DTYPE, DType::F32 | DType::F64)
+}
 
 /// Defines `$name(level, args…)`: the function body given, compiled for the baseline and
 /// again for AVX2 and AVX-512, and run at `level`. An `unsafe fn` stays unsafe, with the
-/// body's own contract.
+/// body's own contract. A leading `if (const { … })` limits the extra versions to the
+/// instances the constant holds for (the others run the baseline whatever `level`).
 macro_rules! multiversion {
     // Both forms: an `unsafe fn` taking `level`, whose body is compiled for the baseline and
     // inside `#[target_feature]` wrappers for AVX2 and AVX-512.
     (
-        @versions
+        @versions ($cond:expr)
         $(#[$m:meta])*
         $vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) -> $r:ty
         $body:block
@@ -39,14 +48,18 @@ macro_rules! multiversion {
                     // SAFETY: the caller's contract, forwarded.
                     unsafe { body::<$($g),*>($($a),*) }
                 }
-                match level.isa() {
-                    // SAFETY: a `Level` is only made for a level this CPU supports
-                    // (`isa::active_level` checks it), and these features are that level's;
-                    // the rest is the caller's contract, forwarded.
-                    crate::isa::Isa::Avx512 => return unsafe { v4::<$($g),*>($($a),*) },
-                    // SAFETY: as above.
-                    crate::isa::Isa::Avx2 => return unsafe { v3::<$($g),*>($($a),*) },
-                    _ => {}
+                // A constant per instance: the versions of an instance it is false for are
+                // never compiled.
+                if $cond {
+                    match level.isa() {
+                        // SAFETY: a `Level` is only made for a level this CPU supports
+                        // (`isa::active_level` checks it), and these features are that
+                        // level's; the rest is the caller's contract, forwarded.
+                        crate::isa::Isa::Avx512 => return unsafe { v4::<$($g),*>($($a),*) },
+                        // SAFETY: as above.
+                        crate::isa::Isa::Avx2 => return unsafe { v3::<$($g),*>($($a),*) },
+                        _ => {}
+                    }
                 }
             }
             #[cfg(not(target_arch = "x86_64"))]
@@ -56,6 +69,7 @@ macro_rules! multiversion {
         }
     };
     (
+        @cond ($cond:expr)
         $(#[$m:meta])*
         $vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) -> $r:ty
         $body:block
@@ -64,7 +78,7 @@ macro_rules! multiversion {
         #[allow(clippy::too_many_arguments)]
         $vis fn $name<$($g: $b),*>(level: crate::isa::Level, $($a: $t),*) -> $r {
             crate::kernels::simd::multiversion! {
-                @versions
+                @versions ($cond)
                 #[inline(always)]
                 fn versions<$($g: $b),*>($($a: $t),*) -> $r $body
             }
@@ -74,18 +88,25 @@ macro_rules! multiversion {
         }
     };
     (
+        @cond ($cond:expr)
         $(#[$m:meta])*
         $vis:vis unsafe fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) -> $r:ty
         $body:block
     ) => {
         crate::kernels::simd::multiversion! {
-            @versions
+            @versions ($cond)
             $(#[$m])*
             ///
             /// # Safety
             /// The body's contract (see above), whatever `level`.
             $vis fn $name<$($g: $b),*>($($a: $t),*) -> $r $body
         }
+    };
+    (if ($cond:expr) $($rest:tt)*) => {
+        crate::kernels::simd::multiversion! { @cond ($cond) $($rest)* }
+    };
+    ($($rest:tt)*) => {
+        crate::kernels::simd::multiversion! { @cond (true) $($rest)* }
     };
 }
 pub(crate) use multiversion;

@@ -136,6 +136,7 @@ fn fold_part<T: Element, I: IndexInt, C: Combiner<T>>(
 }
 
 super::simd::multiversion! {
+    if (const { super::simd::isa_folds::<T>() })
     /// `cells[c] = C(cells[c], ub[u])` for the picked pairs of one batch, in order. One
     /// version per instruction set: the canonical-NaN select of the float combines is one
     /// blend with AVX instead of four SSE2 mask operations.

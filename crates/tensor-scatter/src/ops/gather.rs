@@ -18,7 +18,9 @@ use std::borrow::Cow;
 use super::{contiguous_data, is_contiguous};
 use crate::dtype::Element;
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{Fault, IndexInt, IndexPolicy, NegativeIndices, OutOfRange, accepted_range};
+use crate::index::{
+    Fault, IndexInt, IndexPolicy, NegativeIndices, OutOfRange, accepted_range, with_native_indices,
+};
 use crate::kernels::gather::{Bits, Comp, ElemGeom, Geom, Job, SliceGeom, as_bits};
 use crate::kernels::{self, DestPtr};
 use crate::par::Par;
@@ -536,6 +538,16 @@ fn build<T: Element, I: IndexInt>(
 }
 
 fn run_alloc<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    opts: &GatherOptions<T>,
+) -> Result<Tensor<T>> {
+    with_native_indices!(op, indices, idx => alloc(planner, data, idx, opts))
+}
+
+fn alloc<T: Element, I: IndexInt>(
     planner: Planner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
@@ -550,6 +562,17 @@ fn run_alloc<T: Element, I: IndexInt>(
 }
 
 fn run_into<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &GatherOptions<T>,
+) -> Result<()> {
+    with_native_indices!(op, indices, idx => into(planner, data, idx, out, opts))
+}
+
+fn into<T: Element, I: IndexInt>(
     planner: Planner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
@@ -606,7 +629,7 @@ pub fn gather<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    run_alloc(plan_gather, data, indices, opts)
+    run_alloc("gather", plan_gather, data, indices, opts)
 }
 
 /// [`gather`] into a caller-provided output of the gathered shape (may be strided).
@@ -634,7 +657,7 @@ pub fn gather_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    run_into(plan_gather, data, indices, out, opts)
+    run_into("gather", plan_gather, data, indices, out, opts)
 }
 
 /// Gathers elements along an axis (ONNX GatherElements, torch `gather`, NumPy
@@ -664,7 +687,7 @@ pub fn gather_elements<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    run_alloc(plan_gather_elements, data, indices, opts)
+    run_alloc("gather_elements", plan_gather_elements, data, indices, opts)
 }
 
 /// [`gather_elements`] into a caller-provided output of indices' shape (may be strided).
@@ -690,7 +713,14 @@ pub fn gather_elements_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    run_into(plan_gather_elements, data, indices, out, opts)
+    run_into(
+        "gather_elements",
+        plan_gather_elements,
+        data,
+        indices,
+        out,
+        opts,
+    )
 }
 
 /// Gathers slices addressed by index tuples (ONNX GatherND, TF `gather_nd`, OpenVINO
@@ -723,7 +753,7 @@ pub fn gather_nd<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    run_alloc(plan_gather_nd, data, indices, opts)
+    run_alloc("gather_nd", plan_gather_nd, data, indices, opts)
 }
 
 /// [`gather_nd`] into a caller-provided output of the gathered shape (may be strided).
@@ -750,5 +780,5 @@ pub fn gather_nd_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    run_into(plan_gather_nd, data, indices, out, opts)
+    run_into("gather_nd", plan_gather_nd, data, indices, out, opts)
 }

@@ -19,9 +19,11 @@ pub(crate) mod scatter_elements;
 pub(crate) mod scatter_nd;
 pub(crate) mod scatter_update;
 
-use crate::dtype::Element;
+use crate::dtype::{Element, is_bits};
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{Fault, IndexInt, IndexPolicy, Resolved, accepted_range, resolve};
+use crate::index::{
+    Fault, IndexInt, IndexPolicy, Resolved, accepted_range, resolve, with_native_indices,
+};
 use crate::kernels::{self, DestPtr, fast, fed, split};
 use crate::par::Par;
 use crate::reduce::{Accumulation, AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
@@ -388,8 +390,13 @@ fn apply<T: Element>(
         walk(&mut |d, _, len| kernels::fill(dest, d, len, id));
     }
     match reduction {
+        // Other dtypes reach `none` as their bits (`run_out_of_place` and the other drivers).
         Reduction::None => {
-            walk(&mut |d, u, len| kernels::combine::<T, Assign>(dest, d, upd, u, len))
+            if const { is_bits::<T>() } {
+                walk(&mut |d, u, len| kernels::combine::<T, Assign>(dest, d, upd, u, len))
+            } else {
+                unreachable!("`none` runs on the bits of the values")
+            }
         }
         Reduction::Add => walk(&mut |d, u, len| kernels::combine::<T, AddC>(dest, d, upd, u, len)),
         Reduction::Sub => walk(&mut |d, u, len| kernels::combine::<T, SubC>(dest, d, upd, u, len)),
@@ -784,11 +791,17 @@ fn flat_index_error<I: IndexInt>(
 /// Runs `$body` with `$C` bound to the combiner of reduction `$r` (`mean` never reaches the
 /// fast kernels: it keeps per-cell counts and runs on the sequential engine).
 macro_rules! with_combiner {
-    ($r:expr, $C:ident => $body:expr) => {
+    ($r:expr, $T:ty, $C:ident => $body:expr) => {
         match $r {
+            // Other dtypes reach `none` as their bits (`run_out_of_place` and the other
+            // drivers), so only the unsigned integers compile its kernels.
             Reduction::None => {
-                type $C = Assign;
-                $body
+                if const { is_bits::<$T>() } {
+                    type $C = Assign;
+                    $body
+                } else {
+                    unreachable!("`none` runs on the bits of the values")
+                }
             }
             Reduction::Add => {
                 type $C = AddC;
@@ -845,14 +858,14 @@ fn run_fast<T: Element, I: IndexInt>(
             let job = elem_job(g, None, false);
             let buckets = fast::radix_bucket(&job, block_cells, threads)
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
-            with_combiner!(r, C => fast::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
+            with_combiner!(r, T, C => fast::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
             Ok(())
         }
         &Prepared::ElemChecked { g } => {
             let job = elem_job(g, fill, false);
             // SAFETY: the plan's geometry has outer == 1 and `dest` covers it (`elem_geom`);
             // with `src` absent the destination was initialised by the caller or the copy.
-            with_combiner!(r, C => unsafe { fast::elem_checked::<T, I, C>(&job, dest) })
+            with_combiner!(r, T, C => unsafe { fast::elem_checked::<T, I, C>(&job, dest) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::ElemSplit { g } => {
@@ -861,7 +874,7 @@ fn run_fast<T: Element, I: IndexInt>(
             // the `Error` out-of-range rule without a fill, and `dest` covers it
             // (`elem_geom`); with `src` absent the destination was initialised by the caller
             // or the copy.
-            with_combiner!(r, C => unsafe { split::elem_split::<T, I, C>(&job, dest, threads) })
+            with_combiner!(r, T, C => unsafe { split::elem_split::<T, I, C>(&job, dest, threads) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::ElemFed { g } => {
@@ -869,12 +882,12 @@ fn run_fast<T: Element, I: IndexInt>(
             // SAFETY: `fed_fold` took a single row of at most FED_MAX_CELLS cells under the
             // `Error` out-of-range rule without a fill, and `dest` covers it (`elem_geom`);
             // with `src` absent the destination was initialised by the caller or the copy.
-            with_combiner!(r, C => unsafe { fed::elem_fed::<T, I, C>(&job, dest) })
+            with_combiner!(r, T, C => unsafe { fed::elem_fed::<T, I, C>(&job, dest) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::Elem { g, staged } => {
             let job = elem_job(g, fill, staged);
-            with_combiner!(r, C => fast::elements::<T, I, C>(&job, dest, threads));
+            with_combiner!(r, T, C => fast::elements::<T, I, C>(&job, dest, threads));
             Ok(())
         }
         Prepared::Ranges(resolved) => {
@@ -919,7 +932,7 @@ fn run_fast<T: Element, I: IndexInt>(
                 src,
                 fill,
             };
-            with_combiner!(r, C => fast::ranges::<T, C>(&job, dest, threads));
+            with_combiner!(r, T, C => fast::ranges::<T, C>(&job, dest, threads));
             Ok(())
         }
     }
@@ -1034,6 +1047,27 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<Tensor<T>> {
+    if const { !is_bits::<T>() } && opts.reduction == Reduction::None {
+        let (data, updates) = (kernels::bits_view(data), kernels::bits_view(updates));
+        let out = run_out_of_place(op, planner, &data, indices, &updates, opts)?;
+        // SAFETY: `none` writes only bits read from `data` and `updates`, which are `T`s.
+        let data = unsafe { kernels::vec_from_bits::<T>(out.data) };
+        return Ok(Tensor {
+            data,
+            shape: out.shape,
+        });
+    }
+    with_native_indices!(op, indices, idx => out_of_place(op, planner, data, idx, updates, opts))
+}
+
+fn out_of_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<Tensor<T>> {
     opts.reduction.check_for::<T>(op)?;
     let dest_layout = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
     let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
@@ -1092,6 +1126,24 @@ pub(crate) fn run_out<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<()> {
+    if const { !is_bits::<T>() } && opts.reduction == Reduction::None {
+        let (data, updates) = (kernels::bits_view(data), kernels::bits_view(updates));
+        // SAFETY: `none` writes only bits read from `data` and `updates`, which are `T`s.
+        let mut out = unsafe { kernels::bits_view_mut(out) };
+        return run_out(op, planner, &data, indices, &updates, &mut out, opts);
+    }
+    with_native_indices!(op, indices, idx => out_into(op, planner, data, idx, updates, out, opts))
+}
+
+fn out_into<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
     opts.reduction.check_for::<T>(op)?;
     if out.layout.shape != data.layout.shape {
         return Err(Error::shape(
@@ -1115,6 +1167,23 @@ pub(crate) fn run_out<T: Element, I: IndexInt>(
 
 /// In-place driver: validate everything, then scatter into `dest`. On error `dest` is untouched.
 pub(crate) fn run_in_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    dest: &mut TensorViewMut<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    if const { !is_bits::<T>() } && opts.reduction == Reduction::None {
+        // SAFETY: `none` writes only bits read from `updates`, which are `T`s.
+        let mut dest = unsafe { kernels::bits_view_mut(dest) };
+        let updates = kernels::bits_view(updates);
+        return run_in_place(op, planner, &mut dest, indices, &updates, opts);
+    }
+    with_native_indices!(op, indices, idx => in_place(op, planner, dest, idx, updates, opts))
+}
+
+fn in_place<T: Element, I: IndexInt>(
     op: &'static str,
     planner: Planner,
     dest: &mut TensorViewMut<'_, T>,
