@@ -15,6 +15,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import workloads as W  # noqa: E402
 
+# Also accepted: "tensor-scatter (baseline)", the CLI at $TS_BASELINE_CLI (A/B runs of a change).
 SYSTEMS = ["floor", "tensor-scatter", "tensor-scatter (in place)", "numpy", "torch",
            "onnxruntime", "openvino", "jax", "candle", "tract"]
 RUST_PEERS = HERE / "rust" / "target" / "release" / "rust-peers"
@@ -255,8 +256,8 @@ def sys_jax(w, n):
     return f, lambda: np.asarray(res["out"])
 
 
-def sys_tensor_scatter(w, n, in_place=False, data_dir=None, name=None):
-    exe = ROOT / "target" / "release" / "tensor-scatter"
+def sys_tensor_scatter(w, n, in_place=False, data_dir=None, name=None, exe=None):
+    exe = exe or ROOT / "target" / "release" / "tensor-scatter"
     sub = w["op"].replace("_", "-")
     out = data_dir / f"{name}_ts_out.npy"
     if W.is_gather(w):
@@ -319,7 +320,9 @@ def worker(system, name, n, data_dir):
     if system == "floor":
         return {"median_ms": sys_floor(w, n)}
     if system.startswith("tensor-scatter"):
-        stats, out = sys_tensor_scatter(w, n, "in place" in system, data_dir, name)
+        # "tensor-scatter (baseline)": another build of the CLI, for A/B runs of a change.
+        exe = os.environ["TS_BASELINE_CLI"] if "baseline" in system else None
+        stats, out = sys_tensor_scatter(w, n, "in place" in system, data_dir, name, exe)
         return {"median_ms": stats["median_ms"], "min_ms": stats["min_ms"], "runs": stats["runs"],
                 "ok": same(out, w["expected"])}
     if system in ("candle", "tract"):  # single-threaded libraries; pinned like the others
@@ -431,11 +434,13 @@ def write_report(results, names, threads, systems, out_dir, scale):
     lines = [f"Generated {time.strftime('%Y-%m-%d %H:%M')} by `bench/peers/run` on "
              f"{platform.machine()}, {os.cpu_count()} CPUs; scale {scale}.", "",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()), ""]
+    base_col = "tensor-scatter (baseline)" in systems
+    extra = [s for s in systems if s != "floor"] + (["ours / baseline"] if base_col else [])
     for n in threads:
         lines += [f"### {n} thread{'s' if n > 1 else ''}", "",
-                  "| workload | floor | " + " | ".join(s for s in systems if s != "floor") +
+                  "| workload | floor | " + " | ".join(extra) +
                   " | best peer | ours / best peer | ours / floor |",
-                  "|---|---|" + "---|" * (len(systems) - 1) + "---|---|---|"]
+                  "|---|---|" + "---|" * len(extra) + "---|---|---|"]
         for name in names:
             meta = json.loads((out_dir / "data" / f"{name}.json").read_text())
             nbytes = meta["bytes"]
@@ -460,6 +465,9 @@ def write_report(results, names, threads, systems, out_dir, scale):
                 if s in peers and r.get("ok") and (best is None or ms < best[1]):
                     best = (s, ms)
             ours = results.get((name, n, "tensor-scatter"), {}).get("median_ms")
+            base = results.get((name, n, "tensor-scatter (baseline)"), {}).get("median_ms")
+            if base_col:
+                cells.append(f"{ours / base:.2f}" if ours and base else "-")
             ratio_peer = f"{ours / best[1]:.2f}" if ours and best else "-"
             ratio_floor = f"{ours / floor:.2f}" if ours and floor else "-"
             fl = f"{floor:.1f} ({nbytes / floor / 1e6:.1f})" if floor else "-"

@@ -97,9 +97,25 @@ index_int!(
     u64 => U64, ToI64
 );
 
+/// [`Native::ToI32`]'s conversion (generic over the index dtype only, so compiled once each).
+pub(crate) fn to_i32<I: IndexInt>(
+    op: &'static str,
+    v: &TensorView<'_, I>,
+) -> crate::error::Result<Tensor<i32>> {
+    convert(op, v, |x| x as i32) // i8, i16, u8 and u16 values: exact
+}
+
+/// [`Native::ToI64`]'s conversion.
+pub(crate) fn to_i64<I: IndexInt>(
+    op: &'static str,
+    v: &TensorView<'_, I>,
+) -> crate::error::Result<Tensor<i64>> {
+    convert(op, v, |x| x)
+}
+
 /// `v` in row-major order as a contiguous tensor of `J`, each value through `to`; the
 /// allocation is fallible (a broadcast view can address far more elements than it stores).
-pub(crate) fn convert<I: IndexInt, J: Copy>(
+fn convert<I: IndexInt, J: Copy>(
     op: &'static str,
     v: &TensorView<'_, I>,
     to: impl Fn(i64) -> J,
@@ -134,12 +150,12 @@ macro_rules! with_native_indices {
                 crate::index::Native::I32($v) => $body,
                 crate::index::Native::I64($v) => $body,
                 crate::index::Native::ToI32 => {
-                    let t = crate::index::convert($op, indices, |x| x as i32)?;
+                    let t = crate::index::to_i32($op, indices)?;
                     let $v = &t.view();
                     $body
                 }
                 crate::index::Native::ToI64 => {
-                    let t = crate::index::convert($op, indices, |x| x)?;
+                    let t = crate::index::to_i64($op, indices)?;
                     let $v = &t.view();
                     $body
                 }

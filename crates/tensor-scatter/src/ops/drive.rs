@@ -1,0 +1,419 @@
+//! The drivers: plan, choose the kernel, check, copy `data`, run; on error nothing is
+//! written.
+
+use crate::dtype::{Element, is_bits};
+use crate::error::{Error, Result};
+use crate::index::{IndexInt, with_native_indices};
+use crate::kernels::{self, DestPtr, fast, fed, split};
+use crate::reduce::{AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
+use crate::shape::Odometer;
+use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
+
+use super::plan::{Plan, Planner, Runs, SKIP, resolve_indices};
+use super::sequential::execute;
+use super::strategy::{Prepared, fast_supported, flat_index_error, prepare, validate_flat};
+use super::{ScatterOptions, contiguous_data, is_contiguous, shape_text};
+
+/// Runs `$body` with `$C` bound to the combiner of reduction `$r` (`mean` never reaches the
+/// fast kernels: it keeps per-cell counts and runs on the sequential engine).
+macro_rules! with_combiner {
+    ($r:expr, $T:ty, $C:ident => $body:expr) => {
+        match $r {
+            // Other dtypes reach `none` as their bits (`run_out_of_place` and the other
+            // drivers), so only the unsigned integers compile its kernels.
+            Reduction::None => {
+                if const { is_bits::<$T>() } {
+                    type $C = Assign;
+                    $body
+                } else {
+                    unreachable!("`none` runs on the bits of the values")
+                }
+            }
+            Reduction::Add => {
+                type $C = AddC;
+                $body
+            }
+            Reduction::Sub => {
+                type $C = SubC;
+                $body
+            }
+            Reduction::Mul => {
+                type $C = MulC;
+                $body
+            }
+            Reduction::Min => {
+                type $C = MinC;
+                $body
+            }
+            Reduction::Max => {
+                type $C = MaxC;
+                $body
+            }
+            Reduction::Mean => unreachable!("mean runs on the sequential engine"),
+        }
+    };
+}
+
+/// Runs a fast kernel. `src`, when given, is the contiguous `data` whose copy the kernel
+/// fuses into its tasks (the destination is then contiguous too).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_fast<T: Element, I: IndexInt>(
+    plan: &Plan,
+    prep: &Prepared,
+    dest: DestPtr<'_, T>,
+    dest_layout: &Layout,
+    src: Option<&[T]>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    let threads = opts.par.threads();
+    let r = opts.reduction;
+    let fill = (r != Reduction::None && !opts.include_self).then(|| T::identity(r));
+    let elem_job = |g, fill, staged| fast::ElemJob {
+        g,
+        idx: indices.data,
+        upd: updates.data,
+        src,
+        policy: opts.index_policy,
+        fill,
+        staged,
+    };
+    match prep {
+        &Prepared::ElemRadix { g, block_cells } => {
+            let job = elem_job(g, None, false);
+            let buckets = fast::radix_bucket(&job, block_cells, threads)
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
+            with_combiner!(r, T, C => fast::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
+            Ok(())
+        }
+        &Prepared::ElemChecked { g } => {
+            let job = elem_job(g, fill, false);
+            // SAFETY: the plan's geometry has outer == 1 and `dest` covers it (`elem_geom`);
+            // with `src` absent the destination was initialised by the caller or the copy.
+            with_combiner!(r, T, C => unsafe { fast::elem_checked::<T, I, C>(&job, dest) })
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))
+        }
+        &Prepared::ElemSplit { g } => {
+            let job = elem_job(g, None, false);
+            // SAFETY: `split_fold` took a single row of at most SPLIT_MAX_CELLS cells under
+            // the `Error` out-of-range rule without a fill, and `dest` covers it
+            // (`elem_geom`); with `src` absent the destination was initialised by the caller
+            // or the copy.
+            with_combiner!(r, T, C => unsafe { split::elem_split::<T, I, C>(&job, dest, threads) })
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))
+        }
+        &Prepared::ElemFed { g } => {
+            let job = elem_job(g, None, false);
+            // SAFETY: `fed_fold` took a single row of at most FED_MAX_CELLS cells under the
+            // `Error` out-of-range rule without a fill, and `dest` covers it (`elem_geom`);
+            // with `src` absent the destination was initialised by the caller or the copy.
+            with_combiner!(r, T, C => unsafe { fed::elem_fed::<T, I, C>(&job, dest) })
+                .map_err(|bad| flat_index_error(plan, indices, bad, opts))
+        }
+        &Prepared::Elem { g, staged } => {
+            let job = elem_job(g, fill, staged);
+            with_combiner!(r, T, C => fast::elements::<T, I, C>(&job, dest, threads));
+            Ok(())
+        }
+        Prepared::Ranges(resolved) => {
+            let Some((span_lo, span_hi)) = dest_layout.span() else {
+                return Ok(()); // an empty destination: nothing to copy or write
+            };
+            let runs = Runs::new(&plan.slice_shape, &plan.dest_slice, &plan.upd_slice);
+            let (mut slice_lo, mut slice_hi) = (0isize, 0isize);
+            for (&n, &s) in plan.slice_shape.iter().zip(&plan.dest_slice) {
+                let reach = (n as isize).saturating_sub(1).wrapping_mul(s);
+                if reach < 0 {
+                    slice_lo += reach
+                } else {
+                    slice_hi += reach
+                }
+            }
+            let job = fast::RangeJob {
+                outer_shape: &plan.outer_shape,
+                dest_outer: &plan.dest_outer,
+                upd_outer: &plan.upd_outer,
+                tuple_shape: &plan.tuple_shape,
+                upd_tuple: &plan.upd_tuple,
+                resolved,
+                skip: SKIP,
+                rel_range: fast::rel_range(resolved, SKIP),
+                run_len: runs.len,
+                run_shape: &runs.shape,
+                run_dest: &runs.dest,
+                run_upd: &runs.upd,
+                run_count: if updates.layout.numel == 0 {
+                    0
+                } else {
+                    runs.count
+                },
+                slice_lo,
+                slice_hi,
+                dest_base: dest_layout.offset as isize,
+                upd_base: updates.layout.offset as isize,
+                span_lo,
+                span_hi,
+                upd: updates.data,
+                src,
+                fill,
+            };
+            with_combiner!(r, T, C => fast::ranges::<T, C>(&job, dest, threads));
+            Ok(())
+        }
+    }
+}
+
+/// `dest = src`, cell by cell, for two views of one shape.
+pub(super) fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Layout) {
+    let mut odo = Odometer::new(
+        &dest_layout.shape,
+        [&src.layout.strides, &dest_layout.strides],
+        [src.layout.offset as isize, dest_layout.offset as isize],
+        dest_layout.numel,
+    );
+    while let Some([s, d]) = odo.next_offsets() {
+        dest[d as usize] = src.data[s as usize];
+    }
+}
+
+/// The index pass alone, for a scatter with no update elements (nothing is written, every
+/// index is still checked). Tuples without components (ScatterND with k = 0) have nothing to
+/// check, and their count is not bounded by any buffer (indices of shape [2⁴⁰, 0] hold no
+/// elements), so they are never materialised; with components, the tuple count is at most the
+/// index element count.
+pub(super) fn check_only<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    if !plan.comps.is_empty() {
+        resolve_indices(plan, indices, opts.index_policy)?;
+    }
+    Ok(())
+}
+
+/// Validates, then (optionally) copies `copy_from` into `dest` and scatters into it. On error
+/// `dest` is untouched.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_into<T: Element, I: IndexInt>(
+    plan: &Plan,
+    dest: &mut [T],
+    dest_layout: &Layout,
+    copy_from: Option<&TensorView<'_, T>>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    if updates.layout.numel == 0 {
+        check_only(plan, indices, opts)?;
+        if let Some(d) = copy_from {
+            copy_view(d, dest, dest_layout);
+        }
+        return Ok(());
+    }
+    if fast_supported::<T>(opts) {
+        let fused = copy_from
+            .filter(|_| is_contiguous(dest_layout))
+            .and_then(contiguous_data);
+        let prep = prepare::<T, I>(
+            plan,
+            dest_layout,
+            indices,
+            &updates.layout,
+            opts,
+            fused.is_some(),
+        )?;
+        if let (Some(d), None) = (copy_from, fused) {
+            if prep.kernel_checks() {
+                // The kernel checks indices as it goes; the copy comes earlier.
+                validate_flat(plan, indices, opts)?;
+            }
+            copy_view(d, dest, dest_layout);
+        }
+        run_fast(
+            plan,
+            &prep,
+            DestPtr::new(dest),
+            dest_layout,
+            fused,
+            indices,
+            updates,
+            opts,
+        )?;
+    } else {
+        let resolved = resolve_indices(plan, indices, opts.index_policy)?;
+        if let Some(d) = copy_from {
+            copy_view(d, dest, dest_layout);
+        }
+        execute(
+            plan,
+            &resolved,
+            dest,
+            dest_layout,
+            updates.data,
+            &updates.layout,
+            opts,
+        );
+    }
+    Ok(())
+}
+
+/// Out-of-place driver: validate everything, then build the output. With contiguous `data`
+/// the copy is fused into the kernel's tasks and written straight into fresh memory.
+pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<Tensor<T>> {
+    if const { !is_bits::<T>() } && opts.reduction == Reduction::None {
+        let (data, updates) = (kernels::bits_view(data), kernels::bits_view(updates));
+        let out = run_out_of_place(op, planner, &data, indices, &updates, opts)?;
+        // SAFETY: `none` writes only bits read from `data` and `updates`, which are `T`s.
+        let data = unsafe { kernels::vec_from_bits::<T>(out.data) };
+        return Ok(Tensor {
+            data,
+            shape: out.shape,
+        });
+    }
+    with_native_indices!(op, indices, idx => out_of_place(op, planner, data, idx, updates, opts))
+}
+
+pub(super) fn out_of_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<Tensor<T>> {
+    opts.reduction.check_for::<T>(op)?;
+    let dest_layout = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
+    let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
+    if fast_supported::<T>(opts)
+        && updates.layout.numel > 0
+        && let Some(src) = contiguous_data(data)
+    {
+        let prep = prepare::<T, I>(&plan, &dest_layout, indices, &updates.layout, opts, true)?;
+        // SAFETY: with `src` given, every fast kernel that returns Ok copied every cell of the
+        // contiguous destination (tiles, blocks and ranges each partition all of it) before
+        // updating it.
+        let out = unsafe {
+            kernels::build_vec(
+                dest_layout.numel,
+                |bytes| Error::out_of_memory(op, "output", bytes),
+                |dest| {
+                    run_fast(
+                        &plan,
+                        &prep,
+                        dest,
+                        &dest_layout,
+                        Some(src),
+                        indices,
+                        updates,
+                        opts,
+                    )
+                },
+            )
+        }?;
+        return Ok(Tensor {
+            data: out,
+            shape: data.layout.shape.clone(),
+        });
+    }
+    let mut out = data.to_tensor();
+    run_into(
+        &plan,
+        &mut out.data,
+        &dest_layout,
+        None,
+        indices,
+        updates,
+        opts,
+    )?;
+    Ok(out)
+}
+
+/// Caller-provided output driver: `out = data`, then scatter into `out`, with the copy fused
+/// into the kernel when both are contiguous. On error `out` is untouched.
+pub(crate) fn run_out<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    if const { !is_bits::<T>() } && opts.reduction == Reduction::None {
+        let (data, updates) = (kernels::bits_view(data), kernels::bits_view(updates));
+        // SAFETY: `none` writes only bits read from `data` and `updates`, which are `T`s.
+        let mut out = unsafe { kernels::bits_view_mut(out) };
+        return run_out(op, planner, &data, indices, &updates, &mut out, opts);
+    }
+    with_native_indices!(op, indices, idx => out_into(op, planner, data, idx, updates, out, opts))
+}
+
+pub(super) fn out_into<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    opts.reduction.check_for::<T>(op)?;
+    if out.layout.shape != data.layout.shape {
+        return Err(Error::shape(
+            op,
+            "out",
+            format!("the shape of data {}", shape_text(&data.layout.shape)),
+            &out.layout.shape,
+        ));
+    }
+    let plan = planner(&out.layout, &indices.layout, &updates.layout, opts)?;
+    run_into(
+        &plan,
+        out.data,
+        &out.layout,
+        Some(data),
+        indices,
+        updates,
+        opts,
+    )
+}
+
+/// In-place driver: validate everything, then scatter into `dest`. On error `dest` is untouched.
+pub(crate) fn run_in_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    dest: &mut TensorViewMut<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    if const { !is_bits::<T>() } && opts.reduction == Reduction::None {
+        // SAFETY: `none` writes only bits read from `updates`, which are `T`s.
+        let mut dest = unsafe { kernels::bits_view_mut(dest) };
+        let updates = kernels::bits_view(updates);
+        return run_in_place(op, planner, &mut dest, indices, &updates, opts);
+    }
+    with_native_indices!(op, indices, idx => in_place(op, planner, dest, idx, updates, opts))
+}
+
+pub(super) fn in_place<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    dest: &mut TensorViewMut<'_, T>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    opts.reduction.check_for::<T>(op)?;
+    let plan = planner(&dest.layout, &indices.layout, &updates.layout, opts)?;
+    run_into(&plan, dest.data, &dest.layout, None, indices, updates, opts)
+}

@@ -1,0 +1,399 @@
+//! Which kernel runs a scatter ([`prepare`]), and the index pass the kernels that do not
+//! check indices themselves need before they run.
+
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::index::{Fault, IndexInt, accepted_range, resolve};
+use crate::kernels::{self, fast, fed, split};
+use crate::reduce::Reduction;
+use crate::view::{Layout, TensorView};
+
+use super::plan::{Plan, SKIP, index_error, resolve_indices};
+use super::sequential::widens;
+use super::{ScatterOptions, is_contiguous};
+
+/// Whether the parallel strategies cover these options. `mean` and wide f16/bf16
+/// accumulation keep per-cell state across the fold and run on the sequential engine.
+pub(super) fn fast_supported<T: Element>(opts: &ScatterOptions) -> bool {
+    opts.reduction != Reduction::Mean && !widens::<T>(opts)
+}
+
+/// The `(outer, axis, inner)` collapse of a `scatter_elements` call, when all three tensors
+/// are contiguous and `indices` matches `data` on every dimension but the axis.
+pub(super) fn elem_geom(
+    dest: &Layout,
+    idx: &Layout,
+    upd: &Layout,
+    axis: usize,
+) -> Option<fast::ElemGeom> {
+    if !(is_contiguous(dest) && is_contiguous(idx) && is_contiguous(upd)) {
+        return None;
+    }
+    let same = (0..dest.shape.len()).all(|d| d == axis || idx.shape[d] == dest.shape[d]);
+    if !same {
+        return None;
+    }
+    Some(fast::ElemGeom {
+        outer: crate::shape::sat_product(&dest.shape[..axis]),
+        n: dest.shape[axis],
+        k: idx.shape[axis],
+        inner: crate::shape::sat_product(&dest.shape[axis + 1..]),
+        dest_off: dest.offset,
+        idx_off: idx.offset,
+        upd_off: upd.offset,
+    })
+}
+
+/// A plan ready for a fast kernel.
+pub(super) enum Prepared {
+    /// Column tiles, staged or not (see [`fast::ElemJob::staged`]); the indices were
+    /// range-checked in place (no resolved copy).
+    Elem { g: fast::ElemGeom, staged: bool },
+    /// One whole-row block (`outer == 1`) folded into scratch, its indices checked by the
+    /// fold ([`fast::elem_checked`]), so nothing was checked yet.
+    ElemChecked { g: fast::ElemGeom },
+    /// One row (`outer == 1`, `inner == 1`) cut into one part per task, each task scanning
+    /// every update ([`split::elem_split`]); its indices are checked by the scans, so
+    /// nothing was checked yet.
+    ElemSplit { g: fast::ElemGeom },
+    /// One row (`outer == 1`, `inner == 1`) folded by one task while a second resolves its
+    /// indices ahead of it ([`fed::elem_fed`]); the indices are checked by the two, so
+    /// nothing was checked yet.
+    ElemFed { g: fast::ElemGeom },
+    /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
+    /// any write), so nothing was checked yet.
+    ElemRadix {
+        g: fast::ElemGeom,
+        block_cells: usize,
+    },
+    /// Destination ranges over resolved tuple offsets.
+    Ranges(Vec<isize>),
+}
+
+impl Prepared {
+    /// Whether the kernel checks the indices as it runs (nothing was checked before it), so
+    /// a driver that writes before the kernel (a copy of `data` into a strided output) must
+    /// run the index pass first.
+    pub(super) fn kernel_checks(&self) -> bool {
+        match self {
+            Prepared::ElemChecked { .. }
+            | Prepared::ElemSplit { .. }
+            | Prepared::ElemFed { .. }
+            | Prepared::ElemRadix { .. } => true,
+            Prepared::Elem { .. } | Prepared::Ranges(_) => false,
+        }
+    }
+}
+
+/// The largest number of updates the radix kernel buckets at once (its scratch is
+/// `4 + size_of::<T>()` bytes per update).
+pub(super) const RADIX_MAX_UPDATES: usize = 1 << 24;
+
+/// Chooses the element-scatter kernel. Random writes into a destination larger than a cache
+/// tile would each cost a cache line from memory, and column tiles of a power-of-two-strided
+/// matrix thrash the cache sets, so:
+/// * *whole-row blocks* when a block of `n * inner` cells fits the tile budget, staged when
+///   the copy of `data` is fused into a destination of at least `par::STREAM_MIN_BYTES`;
+/// * *staged column tiles* when a tile one cache line wide, all `n` rows of it, fits the tile
+///   budget and most of the destination is written anyway (`copying`: the copy of `data` is
+///   fused into the kernel; or at least one update per destination line); they move the
+///   minimum bytes;
+/// * otherwise *buckets* (the radix kernel), which touch only the destination blocks that
+///   updates reach, at the price of writing and re-reading every update once more;
+/// * plain column tiles where neither applies (an identity fill, or too many updates to
+///   bucket at once).
+#[allow(clippy::absurd_extreme_comparisons)] // STREAM_MIN_BYTES is 0 in the unit-test build
+pub(super) fn elem_strategy<T>(
+    g: fast::ElemGeom,
+    opts: &ScatterOptions,
+    copying: bool,
+) -> Prepared {
+    let size = std::mem::size_of::<T>().max(1);
+    let line = crate::par::line_cells::<T>();
+    let fill = opts.reduction != Reduction::None && !opts.include_self;
+    let total = g.outer.saturating_mul(g.n).saturating_mul(g.inner);
+    let count = g.outer.saturating_mul(g.k).saturating_mul(g.inner);
+    if g.n.saturating_mul(g.inner).saturating_mul(size) <= crate::par::TILE_BYTES {
+        // Whole-row blocks: staged when the copy is fused and the destination is large.
+        let staged = copying && total.saturating_mul(size) >= crate::par::STREAM_MIN_BYTES;
+        return Prepared::Elem { g, staged };
+    }
+    let stageable = g.n.saturating_mul(line).saturating_mul(size) <= crate::par::TILE_BYTES;
+    let dense = copying || count.saturating_mul(line) >= total;
+    if stageable && dense {
+        return Prepared::Elem { g, staged: true };
+    }
+    if fill || count > RADIX_MAX_UPDATES {
+        return Prepared::Elem { g, staged: false };
+    }
+    // About L2-sized blocks, at most ~256 of them (each chunk keeps one bucket per block).
+    let small = if crate::par::SMALL_THRESHOLDS {
+        4
+    } else {
+        crate::par::TILE_BYTES / size
+    };
+    match small.max(total.div_ceil(256)).checked_next_power_of_two() {
+        Some(block) if block <= 1 << 32 => Prepared::ElemRadix {
+            g,
+            block_cells: block,
+        },
+        _ => Prepared::Elem { g, staged: false },
+    }
+}
+
+/// Whether an element scatter is one block folded by one task with its indices checked in the
+/// fold ([`fast::elem_checked`]): a single block (`outer == 1`) of at most
+/// [`par::fold_max_bytes`](crate::par::fold_max_bytes), whose indices take at least as many
+/// bytes as the block, unless the element kernel would give every thread its own column
+/// tiles ([`fast::column_parallel`]). A separate index pass would read every index once more,
+/// and the bucketed kernel writes and re-reads every update; the fold into scratch costs two
+/// copies of the block instead, small against the updates. But it runs on one thread, and
+/// rows wide enough to cut into column tiles measured faster with the (parallel) index pass
+/// and one tile per thread: 2-D f32 add along axis 0, `int64` indices, CLI `--repeat 301`,
+/// the binaries before and after alternating process by process, medians in µs, three
+/// rounds at 2 threads: `[512, 256]` with 256 update rows 78–125 against 132–227;
+/// `[256, 1024]` with 128 rows 235–238 against 420–497; `[1024, 256]` with 1,024 rows
+/// 282–285 against 565–574; `[2048, 256]` with 1,024 rows 333–568 against 662–712;
+/// `[4096, 64]` with 4,096 rows 379–442 against 546–559. At 1 thread (one round) level.
+pub(super) fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
+    let block =
+        g.n.saturating_mul(g.inner)
+            .saturating_mul(std::mem::size_of::<T>());
+    g.outer == 1
+        && block <= crate::par::fold_max_bytes(threads)
+        && g.k
+            .saturating_mul(g.inner)
+            .saturating_mul(std::mem::size_of::<I>())
+            >= block
+        && !fast::column_parallel::<T, I>(g, threads)
+}
+
+/// Whether the split fold ([`split::elem_split`], one part per thread) takes this scatter:
+/// a row both parallel folds could take ([`parallel_row`]) of at most
+/// [`par::SPLIT_PART_BYTES`](crate::par::SPLIT_PART_BYTES) per thread, with 2 to
+/// [`par::SPLIT_MAX_PARTS`](crate::par::SPLIT_MAX_PARTS) threads. Every task reads every
+/// index, and with 8-byte indices that read costs about what halving the updates saves: they
+/// are split only above [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS)
+/// threads and only when the row is too big for the single fold
+/// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)); up to that thread count the fed
+/// fold ([`fed_fold`]) takes them, which measured faster there.
+pub(super) fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+    let row = g.n.saturating_mul(std::mem::size_of::<T>());
+    let fits = row <= threads.saturating_mul(crate::par::SPLIT_PART_BYTES);
+    (2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
+        && parallel_row::<T, I>(g, opts)
+        && g.n <= split::SPLIT_MAX_CELLS
+        && fits
+        && (std::mem::size_of::<I>() <= 4
+            || (threads > crate::par::FED_ANY_ROW_THREADS
+                && row > crate::par::fold_max_bytes(threads)))
+}
+
+/// What the split and the fed fold both need: one row (`outer == 1`, `inner == 1`), the
+/// `error` out-of-range rule, no identity fill, at least as many index bytes as row bytes
+/// (otherwise the row's copies into and out of scratch outweigh the updates), and at least
+/// [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES) of indices, updates and row to
+/// move (below that a parallel call costs more than it saves).
+#[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
+pub(super) fn parallel_row<T, I>(g: fast::ElemGeom, opts: &ScatterOptions) -> bool {
+    let fill = opts.reduction != Reduction::None && !opts.include_self;
+    let row = g.n.saturating_mul(std::mem::size_of::<T>());
+    let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
+    let bytes = index_bytes
+        .saturating_add(g.k.saturating_mul(std::mem::size_of::<T>()))
+        .saturating_add(row);
+    g.outer == 1
+        && g.inner == 1
+        && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
+        && !fill
+        && index_bytes >= row
+        && bytes >= crate::par::MIN_PARALLEL_BYTES
+}
+
+/// Whether the fed fold ([`fed::elem_fed`]) takes this scatter: at 2 threads or more, a row
+/// both parallel folds could take ([`parallel_row`]) of at most [`fed::FED_MAX_CELLS`]
+/// cells, either within the single fold's budget ([`check_in_fold`]) or, up to
+/// [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS) threads, of any size. The
+/// split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
+/// where it measured faster).
+pub(super) fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+    threads >= 2
+        && parallel_row::<T, I>(g, opts)
+        && g.n <= fed::FED_MAX_CELLS
+        && (threads <= crate::par::FED_ANY_ROW_THREADS || check_in_fold::<T, I>(g, threads))
+}
+
+/// The index pass of the fast strategies.
+#[allow(clippy::absurd_extreme_comparisons)] // DEDUP_MIN_CELLS is 0 in the unit-test build
+pub(super) fn prepare<T, I: IndexInt>(
+    plan: &Plan,
+    dest: &Layout,
+    indices: &TensorView<'_, I>,
+    upd: &Layout,
+    opts: &ScatterOptions,
+    copying: bool,
+) -> Result<Prepared> {
+    if let Some(axis) = plan.elem_axis
+        && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
+    {
+        if split_fold::<T, I>(g, opts, opts.par.threads()) {
+            return Ok(Prepared::ElemSplit { g });
+        }
+        if fed_fold::<T, I>(g, opts, opts.par.threads()) {
+            return Ok(Prepared::ElemFed { g });
+        }
+        if check_in_fold::<T, I>(g, opts.par.threads()) {
+            return Ok(Prepared::ElemChecked { g });
+        }
+        let p = elem_strategy::<T>(g, opts, copying);
+        if let Prepared::Elem { .. } = p {
+            validate_flat(plan, indices, opts)?;
+        }
+        return Ok(p);
+    }
+    let mut resolved = resolve_indices(plan, indices, opts.index_policy)?;
+    let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
+        .saturating_mul(crate::shape::sat_product(&plan.slice_shape));
+    if opts.reduction == Reduction::None && cells_per_tuple >= crate::par::DEDUP_MIN_CELLS {
+        drop_overwritten(&mut resolved);
+    }
+    Ok(Prepared::Ranges(resolved))
+}
+
+/// With `none`, a tuple whose destination offset a later tuple repeats is overwritten by it
+/// whole (same offset, same slice cells, written later, whatever lies between), so it cannot
+/// change the result: it becomes [`SKIP`] and its updates are never read. OpenVINO's
+/// ScatterUpdate-3 case (2,500 indices into an axis of 256, 150,000 cells per index) then
+/// reads a tenth of its updates.
+///
+/// Offsets are keyed by their distance from the lowest one in units of the offsets' greatest
+/// common divisor (the stride of the indexed dims), one bit each; when that would take more
+/// than 64 bits per tuple, nothing is dropped.
+pub(super) fn drop_overwritten(resolved: &mut [isize]) {
+    let Some((lo, hi)) = fast::rel_range(resolved, SKIP) else {
+        return;
+    };
+    // `r - lo` as the exact unsigned distance (lo <= r <= hi, both offsets into one buffer).
+    let dist = |r: isize| r.wrapping_sub(lo) as usize;
+    let unit = resolved
+        .iter()
+        .filter(|&&r| r != SKIP)
+        .fold(0, |g, &r| gcd(g, dist(r)))
+        .max(1);
+    let keys = dist(hi) / unit + 1;
+    if keys > resolved.len().saturating_mul(64) {
+        return;
+    }
+    let mut seen = vec![0u64; keys.div_ceil(64)];
+    for r in resolved.iter_mut().rev().filter(|r| **r != SKIP) {
+        let k = dist(*r) / unit;
+        let (word, bit) = (k / 64, 1u64 << (k % 64));
+        if seen[word] & bit != 0 {
+            *r = SKIP;
+        } else {
+            seen[word] |= bit;
+        }
+    }
+}
+
+pub(super) fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Cells per block of the parallel range check.
+pub(super) const CHECK_BLOCK: usize = 1 << 14;
+
+/// The read-only index pass for a contiguous one-component `indices`: a branch-free range
+/// test per block, in parallel; the first failing position (in row-major order, whatever the
+/// thread count) is described precisely by [`resolve`].
+pub(super) fn validate_flat<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    let comp = &plan.comps[0];
+    let l = &indices.layout;
+    let Some(flat) = indices.data.get(l.offset..l.offset + l.numel) else {
+        return Ok(()); // unreachable for a contiguous view
+    };
+    let (lo, hi) = accepted_range(comp.size, opts.index_policy);
+    let ok = |x: &I| (lo..=hi).contains(&x.to_i64_sat());
+    let threads = opts.par.threads();
+    let tasks = crate::par::task_count(threads, std::mem::size_of_val(flat), 1);
+    let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    let level = crate::isa::active_level();
+    crate::par::run_tasks(threads, tasks, |t| {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (a, b) = fast::split(flat.len(), tasks, t, 1);
+        for start in (a..b).step_by(CHECK_BLOCK) {
+            if start > first_bad.load(Relaxed) {
+                return; // an earlier failure is already known
+            }
+            let block = &flat[start..(start + CHECK_BLOCK).min(b)];
+            if !kernels::simd::all_in_range(level, block, lo, hi) {
+                let j = block.iter().position(|x| !ok(x)).unwrap_or(0);
+                first_bad.fetch_min(start + j, Relaxed);
+                return;
+            }
+        }
+    });
+    match first_bad.into_inner() {
+        usize::MAX => Ok(()),
+        bad => Err(flat_index_error(plan, indices, bad, opts)),
+    }
+}
+
+/// The error for the index at flat (row-major) position `bad` of a contiguous `indices`.
+pub(super) fn flat_index_error<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    bad: usize,
+    opts: &ScatterOptions,
+) -> Error {
+    let comp = &plan.comps[0];
+    let l = &indices.layout;
+    let value = indices.data[l.offset + bad].to_i128();
+    let fault = match resolve(value, comp.size, opts.index_policy) {
+        Err(f) => f,
+        Ok(_) => Fault::OutOfRange, // unreachable: the range test mirrors `resolve`
+    };
+    let mut position = vec![0; l.shape.len()];
+    let mut rest = bad;
+    for (p, &n) in position.iter_mut().zip(&l.shape).rev() {
+        *p = rest % n.max(1);
+        rest /= n.max(1);
+    }
+    index_error(plan.op, fault, position, value, comp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SKIP, drop_overwritten};
+
+    #[test]
+    fn only_the_last_tuple_at_an_offset_survives() {
+        // Offsets in units of 3, negative ones too (reversed views), and a skipped tuple.
+        let mut r = vec![0, 6, 0, -3, 6, SKIP, 9, -3];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, SKIP, 0, SKIP, 6, SKIP, 9, -3]);
+        // Far-apart offsets with a large common unit are still keyed densely.
+        let mut r = vec![1 << 40, 0, 1 << 40];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, 0, 1 << 40]);
+        // Unit 1 over a span of 2^40: more than 64 keys per tuple, so nothing is dropped.
+        let mut r = vec![0, 1, 1 << 40, 0];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![0, 1, 1 << 40, 0]);
+        // Nothing kept, nothing to do.
+        let mut r = vec![SKIP, SKIP];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, SKIP]);
+        // The extremes of isize: distances are exact.
+        let mut r = vec![isize::MAX, isize::MIN + 1, isize::MAX];
+        drop_overwritten(&mut r);
+        assert_eq!(r, vec![SKIP, isize::MIN + 1, isize::MAX]);
+    }
+}
