@@ -49,7 +49,7 @@ pub(crate) const FOLD_BUDGET_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 4 
 
 /// A single row of cells (1-D, or one row along the last axis) is cut into one part per
 /// thread, each thread scanning every update and applying those of its part
-/// ([`split::elem_split`](crate::kernels::split::elem_split)), when the row has at most
+/// ([`elem_split`](crate::kernels::scatter::elem_split)), when the row has at most
 /// this many bytes per thread and there are at most [`SPLIT_MAX_PARTS`] threads (with 8-byte
 /// indices only above [`FED_ANY_ROW_THREADS`] threads and [`fold_max_bytes`]). Measured on
 /// this 2-vCPU VM (1-D f32 scatter-add, random indices, the kernels alternating call by call
@@ -63,7 +63,7 @@ pub(crate) const FOLD_BUDGET_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 4 
 /// longer fits the cache).
 pub(crate) const SPLIT_PART_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 2 << 20 };
 
-/// Up to this many threads, the fed fold ([`elem_fed`](crate::kernels::fed::elem_fed), one
+/// Up to this many threads, the fed fold ([`elem_fed`](crate::kernels::scatter::elem_fed), one
 /// task folding the row while another resolves its indices) takes single rows of any size
 /// (with at least as many index bytes as row bytes), where the split fold does not take
 /// them: 8-byte indices, and rows past `threads` × [`SPLIT_PART_BYTES`]. The alternatives
@@ -279,5 +279,41 @@ mod imp {
 mod imp {
     pub(super) fn run(_threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) {
         (0..tasks).for_each(f);
+    }
+}
+
+/// `[start, end)` of part `t` of `total` items cut into `parts`, boundaries rounded down to a
+/// multiple of `align` (the last part ends at `total`).
+pub(crate) fn part(total: usize, parts: usize, t: usize, align: usize) -> (usize, usize) {
+    let at = |t: usize| {
+        if t >= parts {
+            return total;
+        }
+        let (q, r) = (total / parts, total % parts);
+        let raw = q * t + t.min(r);
+        raw - raw % align.max(1)
+    };
+    (at(t), at(t + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::part;
+
+    #[test]
+    fn part_covers_everything_once_with_aligned_cuts() {
+        for total in [0usize, 1, 15, 16, 17, 1000, 4097] {
+            for parts in 1..9 {
+                let mut next = 0;
+                for t in 0..parts {
+                    let (a, b) = part(total, parts, t, 16);
+                    assert_eq!(a, next);
+                    assert!(a <= b);
+                    assert!(b == total || b % 16 == 0);
+                    next = b;
+                }
+                assert_eq!(next, total);
+            }
+        }
     }
 }

@@ -168,7 +168,7 @@ fn slices_with<U: Bits, I: IndexInt>(
         && g.tuple_n <= NARROW_MAX_TUPLES
         && g.lead_data > 0; // an empty axis: every slice is filled, and no cell can be read
     run_tasks(job.threads, tasks, |task| {
-        let (r0, r1) = super::fast::split(rows, tasks, task, 1);
+        let (r0, r1) = crate::par::part(rows, tasks, task, 1);
         if narrow {
             narrow_rows(level, g, job, dest, r0, r1, resolve);
         } else {
@@ -468,7 +468,7 @@ fn elements_with<U: Bits, I: IndexInt>(
     };
     let level = job.level;
     run_tasks(job.threads, tasks, |task| {
-        let (e0, e1) = super::fast::split(n, tasks, task, 1);
+        let (e0, e1) = crate::par::part(n, tasks, task, 1);
         // The row coordinate of e0 and the data offset of its non-axis dims.
         let mut coord = vec![0usize; last];
         let mut rest = e0 / m;

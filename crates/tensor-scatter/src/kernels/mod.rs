@@ -4,16 +4,14 @@
 //! Reads of `indices` and `updates` go through safe slices (bounds-checked once per row).
 //! Writes to the destination go through [`DestPtr`], a raw pointer that lets parallel tasks
 //! write disjoint cells of one buffer (column tiles of a matrix are not contiguous, so they
-//! cannot be split as `&mut` slices). This module and `ops::fast` are the only places with
+//! cannot be split as `&mut` slices). This module and its submodules are the only places with
 //! `unsafe`; every block says why it is sound. With the `checked-kernels` feature every
 //! `DestPtr` access is bounds-checked (a panic, not undefined behaviour, if an argument were
 //! ever wrong), so the whole test suite can run over checked access.
 
-pub(crate) mod fast;
-pub(crate) mod fed;
 pub(crate) mod gather;
+pub(crate) mod scatter;
 pub(crate) mod simd;
-pub(crate) mod split;
 
 use std::marker::PhantomData;
 

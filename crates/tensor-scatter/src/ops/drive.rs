@@ -4,7 +4,7 @@
 use crate::dtype::{Element, is_bits};
 use crate::error::{Error, Result};
 use crate::index::{IndexInt, with_native_indices};
-use crate::kernels::{self, DestPtr, fast, fed, split};
+use crate::kernels::{self, DestPtr, scatter};
 use crate::reduce::{AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
 use crate::shape::Odometer;
 use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
@@ -70,7 +70,7 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
     let threads = opts.par.threads();
     let r = opts.reduction;
     let fill = (r != Reduction::None && !opts.include_self).then(|| T::identity(r));
-    let elem_job = |g, fill, staged| fast::ElemJob {
+    let elem_job = |g, fill, staged| scatter::ElemJob {
         g,
         idx: indices.data,
         upd: updates.data,
@@ -82,16 +82,16 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
     match prep {
         &Prepared::ElemRadix { g, block_cells } => {
             let job = elem_job(g, None, false);
-            let buckets = fast::radix_bucket(&job, block_cells, threads)
+            let buckets = scatter::radix_bucket(&job, block_cells, threads)
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
-            with_combiner!(r, T, C => fast::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
+            with_combiner!(r, T, C => scatter::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
             Ok(())
         }
         &Prepared::ElemChecked { g } => {
             let job = elem_job(g, fill, false);
             // SAFETY: the plan's geometry has outer == 1 and `dest` covers it (`elem_geom`);
             // with `src` absent the destination was initialised by the caller or the copy.
-            with_combiner!(r, T, C => unsafe { fast::elem_checked::<T, I, C>(&job, dest) })
+            with_combiner!(r, T, C => unsafe { scatter::elem_checked::<T, I, C>(&job, dest) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::ElemSplit { g } => {
@@ -100,7 +100,7 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
             // the `Error` out-of-range rule without a fill, and `dest` covers it
             // (`elem_geom`); with `src` absent the destination was initialised by the caller
             // or the copy.
-            with_combiner!(r, T, C => unsafe { split::elem_split::<T, I, C>(&job, dest, threads) })
+            with_combiner!(r, T, C => unsafe { scatter::elem_split::<T, I, C>(&job, dest, threads) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::ElemFed { g } => {
@@ -108,12 +108,12 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
             // SAFETY: `fed_fold` took a single row of at most FED_MAX_CELLS cells under the
             // `Error` out-of-range rule without a fill, and `dest` covers it (`elem_geom`);
             // with `src` absent the destination was initialised by the caller or the copy.
-            with_combiner!(r, T, C => unsafe { fed::elem_fed::<T, I, C>(&job, dest) })
+            with_combiner!(r, T, C => unsafe { scatter::elem_fed::<T, I, C>(&job, dest) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::Elem { g, staged } => {
             let job = elem_job(g, fill, staged);
-            with_combiner!(r, T, C => fast::elements::<T, I, C>(&job, dest, threads));
+            with_combiner!(r, T, C => scatter::elements::<T, I, C>(&job, dest, threads));
             Ok(())
         }
         Prepared::Ranges(resolved) => {
@@ -130,7 +130,7 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
                     slice_hi += reach
                 }
             }
-            let job = fast::RangeJob {
+            let job = scatter::RangeJob {
                 outer_shape: &plan.outer_shape,
                 dest_outer: &plan.dest_outer,
                 upd_outer: &plan.upd_outer,
@@ -138,7 +138,7 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
                 upd_tuple: &plan.upd_tuple,
                 resolved,
                 skip: SKIP,
-                rel_range: fast::rel_range(resolved, SKIP),
+                rel_range: scatter::rel_range(resolved, SKIP),
                 run_len: runs.len,
                 run_shape: &runs.shape,
                 run_dest: &runs.dest,
@@ -158,7 +158,7 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
                 src,
                 fill,
             };
-            with_combiner!(r, T, C => fast::ranges::<T, C>(&job, dest, threads));
+            with_combiner!(r, T, C => scatter::ranges::<T, C>(&job, dest, threads));
             Ok(())
         }
     }

@@ -367,7 +367,7 @@ fn validate<I: IndexInt>(
     let level = crate::isa::active_level();
     crate::par::run_tasks(threads, tasks, |t| {
         use std::sync::atomic::Ordering::Relaxed;
-        let (a, b) = kernels::fast::split(idx.len(), tasks, t, k);
+        let (a, b) = crate::par::part(idx.len(), tasks, t, k);
         for start in (a..b).step_by(block) {
             if start > first_bad.load(Relaxed) {
                 return; // an earlier failure is already known

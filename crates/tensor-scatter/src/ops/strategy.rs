@@ -4,7 +4,7 @@
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::index::{Fault, IndexInt, accepted_range, resolve};
-use crate::kernels::{self, fast, fed, split};
+use crate::kernels::{self, scatter};
 use crate::reduce::Reduction;
 use crate::view::{Layout, TensorView};
 
@@ -25,7 +25,7 @@ pub(super) fn elem_geom(
     idx: &Layout,
     upd: &Layout,
     axis: usize,
-) -> Option<fast::ElemGeom> {
+) -> Option<scatter::ElemGeom> {
     if !(is_contiguous(dest) && is_contiguous(idx) && is_contiguous(upd)) {
         return None;
     }
@@ -33,7 +33,7 @@ pub(super) fn elem_geom(
     if !same {
         return None;
     }
-    Some(fast::ElemGeom {
+    Some(scatter::ElemGeom {
         outer: crate::shape::sat_product(&dest.shape[..axis]),
         n: dest.shape[axis],
         k: idx.shape[axis],
@@ -46,24 +46,24 @@ pub(super) fn elem_geom(
 
 /// A plan ready for a fast kernel.
 pub(super) enum Prepared {
-    /// Column tiles, staged or not (see [`fast::ElemJob::staged`]); the indices were
+    /// Column tiles, staged or not (see [`scatter::ElemJob::staged`]); the indices were
     /// range-checked in place (no resolved copy).
-    Elem { g: fast::ElemGeom, staged: bool },
+    Elem { g: scatter::ElemGeom, staged: bool },
     /// One whole-row block (`outer == 1`) folded into scratch, its indices checked by the
-    /// fold ([`fast::elem_checked`]), so nothing was checked yet.
-    ElemChecked { g: fast::ElemGeom },
+    /// fold ([`scatter::elem_checked`]), so nothing was checked yet.
+    ElemChecked { g: scatter::ElemGeom },
     /// One row (`outer == 1`, `inner == 1`) cut into one part per task, each task scanning
-    /// every update ([`split::elem_split`]); its indices are checked by the scans, so
+    /// every update ([`scatter::elem_split`]); its indices are checked by the scans, so
     /// nothing was checked yet.
-    ElemSplit { g: fast::ElemGeom },
+    ElemSplit { g: scatter::ElemGeom },
     /// One row (`outer == 1`, `inner == 1`) folded by one task while a second resolves its
-    /// indices ahead of it ([`fed::elem_fed`]); the indices are checked by the two, so
+    /// indices ahead of it ([`scatter::elem_fed`]); the indices are checked by the two, so
     /// nothing was checked yet.
-    ElemFed { g: fast::ElemGeom },
+    ElemFed { g: scatter::ElemGeom },
     /// Destination blocks fed by buckets; the kernel's first pass checks the indices (before
     /// any write), so nothing was checked yet.
     ElemRadix {
-        g: fast::ElemGeom,
+        g: scatter::ElemGeom,
         block_cells: usize,
     },
     /// Destination ranges over resolved tuple offsets.
@@ -104,7 +104,7 @@ pub(super) const RADIX_MAX_UPDATES: usize = 1 << 24;
 ///   bucket at once).
 #[allow(clippy::absurd_extreme_comparisons)] // STREAM_MIN_BYTES is 0 in the unit-test build
 pub(super) fn elem_strategy<T>(
-    g: fast::ElemGeom,
+    g: scatter::ElemGeom,
     opts: &ScatterOptions,
     copying: bool,
 ) -> Prepared {
@@ -142,10 +142,10 @@ pub(super) fn elem_strategy<T>(
 }
 
 /// Whether an element scatter is one block folded by one task with its indices checked in the
-/// fold ([`fast::elem_checked`]): a single block (`outer == 1`) of at most
+/// fold ([`scatter::elem_checked`]): a single block (`outer == 1`) of at most
 /// [`par::fold_max_bytes`](crate::par::fold_max_bytes), whose indices take at least as many
 /// bytes as the block, unless the element kernel would give every thread its own column
-/// tiles ([`fast::column_parallel`]). A separate index pass would read every index once more,
+/// tiles ([`scatter::column_parallel`]). A separate index pass would read every index once more,
 /// and the bucketed kernel writes and re-reads every update; the fold into scratch costs two
 /// copies of the block instead, small against the updates. But it runs on one thread, and
 /// rows wide enough to cut into column tiles measured faster with the (parallel) index pass
@@ -155,7 +155,7 @@ pub(super) fn elem_strategy<T>(
 /// `[256, 1024]` with 128 rows 235–238 against 420–497; `[1024, 256]` with 1,024 rows
 /// 282–285 against 565–574; `[2048, 256]` with 1,024 rows 333–568 against 662–712;
 /// `[4096, 64]` with 4,096 rows 379–442 against 546–559. At 1 thread (one round) level.
-pub(super) fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
+pub(super) fn check_in_fold<T, I>(g: scatter::ElemGeom, threads: usize) -> bool {
     let block =
         g.n.saturating_mul(g.inner)
             .saturating_mul(std::mem::size_of::<T>());
@@ -165,10 +165,10 @@ pub(super) fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
             .saturating_mul(g.inner)
             .saturating_mul(std::mem::size_of::<I>())
             >= block
-        && !fast::column_parallel::<T, I>(g, threads)
+        && !scatter::column_parallel::<T, I>(g, threads)
 }
 
-/// Whether the split fold ([`split::elem_split`], one part per thread) takes this scatter:
+/// Whether the split fold ([`scatter::elem_split`], one part per thread) takes this scatter:
 /// a row both parallel folds could take ([`parallel_row`]) of at most
 /// [`par::SPLIT_PART_BYTES`](crate::par::SPLIT_PART_BYTES) per thread, with 2 to
 /// [`par::SPLIT_MAX_PARTS`](crate::par::SPLIT_MAX_PARTS) threads. Every task reads every
@@ -177,12 +177,16 @@ pub(super) fn check_in_fold<T, I>(g: fast::ElemGeom, threads: usize) -> bool {
 /// threads and only when the row is too big for the single fold
 /// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)); up to that thread count the fed
 /// fold ([`fed_fold`]) takes them, which measured faster there.
-pub(super) fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+pub(super) fn split_fold<T, I>(
+    g: scatter::ElemGeom,
+    opts: &ScatterOptions,
+    threads: usize,
+) -> bool {
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let fits = row <= threads.saturating_mul(crate::par::SPLIT_PART_BYTES);
     (2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
         && parallel_row::<T, I>(g, opts)
-        && g.n <= split::SPLIT_MAX_CELLS
+        && g.n <= scatter::SPLIT_MAX_CELLS
         && fits
         && (std::mem::size_of::<I>() <= 4
             || (threads > crate::par::FED_ANY_ROW_THREADS
@@ -195,7 +199,7 @@ pub(super) fn split_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads
 /// [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES) of indices, updates and row to
 /// move (below that a parallel call costs more than it saves).
 #[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
-pub(super) fn parallel_row<T, I>(g: fast::ElemGeom, opts: &ScatterOptions) -> bool {
+pub(super) fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) -> bool {
     let fill = opts.reduction != Reduction::None && !opts.include_self;
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
@@ -210,16 +214,16 @@ pub(super) fn parallel_row<T, I>(g: fast::ElemGeom, opts: &ScatterOptions) -> bo
         && bytes >= crate::par::MIN_PARALLEL_BYTES
 }
 
-/// Whether the fed fold ([`fed::elem_fed`]) takes this scatter: at 2 threads or more, a row
-/// both parallel folds could take ([`parallel_row`]) of at most [`fed::FED_MAX_CELLS`]
+/// Whether the fed fold ([`scatter::elem_fed`]) takes this scatter: at 2 threads or more, a row
+/// both parallel folds could take ([`parallel_row`]) of at most [`scatter::FED_MAX_CELLS`]
 /// cells, either within the single fold's budget ([`check_in_fold`]) or, up to
 /// [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS) threads, of any size. The
 /// split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
 /// where it measured faster).
-pub(super) fn fed_fold<T, I>(g: fast::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+pub(super) fn fed_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     threads >= 2
         && parallel_row::<T, I>(g, opts)
-        && g.n <= fed::FED_MAX_CELLS
+        && g.n <= scatter::FED_MAX_CELLS
         && (threads <= crate::par::FED_ANY_ROW_THREADS || check_in_fold::<T, I>(g, threads))
 }
 
@@ -270,7 +274,7 @@ pub(super) fn prepare<T, I: IndexInt>(
 /// common divisor (the stride of the indexed dims), one bit each; when that would take more
 /// than 64 bits per tuple, nothing is dropped.
 pub(super) fn drop_overwritten(resolved: &mut [isize]) {
-    let Some((lo, hi)) = fast::rel_range(resolved, SKIP) else {
+    let Some((lo, hi)) = scatter::rel_range(resolved, SKIP) else {
         return;
     };
     // `r - lo` as the exact unsigned distance (lo <= r <= hi, both offsets into one buffer).
@@ -327,7 +331,7 @@ pub(super) fn validate_flat<I: IndexInt>(
     let level = crate::isa::active_level();
     crate::par::run_tasks(threads, tasks, |t| {
         use std::sync::atomic::Ordering::Relaxed;
-        let (a, b) = fast::split(flat.len(), tasks, t, 1);
+        let (a, b) = crate::par::part(flat.len(), tasks, t, 1);
         for start in (a..b).step_by(CHECK_BLOCK) {
             if start > first_bad.load(Relaxed) {
                 return; // an earlier failure is already known

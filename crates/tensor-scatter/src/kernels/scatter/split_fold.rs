@@ -14,11 +14,12 @@
 //! own whether the whole call is valid: a task that reached the end publishes its part (the
 //! copy from its scratch buffer), and on a rejected index every task stops and none writes.
 
+use super::{ElemJob, Stage};
 use crate::dtype::{DType, Element};
 use crate::index::IndexInt;
 use crate::kernels::DestPtr;
-use crate::kernels::fast::{ElemJob, Stage, split};
 use crate::par;
+use crate::par::part;
 use crate::reduce::Combiner;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -66,7 +67,7 @@ pub(crate) unsafe fn elem_split<T: Element, I: IndexInt, C: Combiner<T>>(
     let parts = parts.max(1);
     let first_bad = AtomicUsize::new(usize::MAX);
     par::run_tasks(parts, parts, |t| {
-        let (c0, c1) = split(n, parts, t, line);
+        let (c0, c1) = part(n, parts, t, line);
         let mut stage = Stage::<T>::take((c1 - c0).max(1));
         match job.src {
             Some(src) => stage.0.extend_from_slice(&src[c0..c1]),
@@ -135,8 +136,8 @@ fn fold_part<T: Element, I: IndexInt, C: Combiner<T>>(
     Ok(())
 }
 
-super::simd::multiversion! {
-    if (const { super::simd::isa_folds::<T>() })
+crate::kernels::simd::multiversion! {
+    if (const { crate::kernels::simd::isa_folds::<T>() })
     /// `cells[c] = C(cells[c], ub[u])` for the picked pairs of one batch, in order. One
     /// version per instruction set: the canonical-NaN select of the float combines is one
     /// blend with AVX instead of four SSE2 mask operations.
@@ -152,8 +153,8 @@ super::simd::multiversion! {
             // SAFETY: both positions are in bounds (contract).
             let (cell, u) = unsafe {
                 (
-                    super::at_mut(cells, c as usize),
-                    super::read(ub, u as usize),
+                    crate::kernels::at_mut(cells, c as usize),
+                    crate::kernels::read(ub, u as usize),
                 )
             };
             *cell = C::combine(*cell, u);

@@ -1,7 +1,7 @@
 //! The fed fold: a single row of cells (`outer == 1`, `inner == 1`) folded by one task, in
 //! index order, while a second task resolves and checks the indices a few chunks ahead of it.
 //!
-//! The single fold ([`elem_checked`](super::fast::elem_checked)) runs one loop on one core:
+//! The single fold ([`elem_checked`](super::single_fold::elem_checked)) runs one loop on one core:
 //! each update costs an index load, its sign fix-up and its bound check besides the
 //! read-modify-write. Here the second core does that part: the *feeder* turns each chunk of
 //! indices into `u32` cell numbers in a small ring, and the *folder* applies a chunk from the
@@ -19,10 +19,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
+use super::single_fold::fold_run_checked;
+use super::{ElemJob, Line, Stage};
 use crate::dtype::Element;
 use crate::index::IndexInt;
 use crate::kernels::DestPtr;
-use crate::kernels::fast::{ElemJob, Line, Stage, fold_run_checked};
 use crate::par;
 use crate::reduce::Combiner;
 
@@ -259,8 +260,8 @@ fn feed<I: IndexInt>(ring: &Ring, idx: &[I], n: usize, shift: i64) {
     }
 }
 
-super::simd::multiversion! {
-    if (const { super::simd::isa_folds::<T>() })
+crate::kernels::simd::multiversion! {
+    if (const { crate::kernels::simd::isa_folds::<T>() })
     /// `cells[at[j]] = C(cells[at[j]], upd[j])` for one published chunk, in order. One
     /// version per instruction set: the canonical-NaN select of the float combines is one
     /// blend with AVX instead of four SSE2 mask operations.
@@ -273,7 +274,7 @@ super::simd::multiversion! {
     ) -> () {
         for (a, &u) in at.iter().zip(upd) {
             // SAFETY: the cell is in bounds (contract).
-            let c = unsafe { super::at_mut(cells, a.load(Ordering::Relaxed) as usize) };
+            let c = unsafe { crate::kernels::at_mut(cells, a.load(Ordering::Relaxed) as usize) };
             *c = C::combine(*c, u);
         }
     }
@@ -283,7 +284,7 @@ super::simd::multiversion! {
 mod tests {
     use super::*;
     use crate::index::{IndexPolicy, NegativeIndices, OutOfRange};
-    use crate::kernels::fast::ElemGeom;
+    use crate::kernels::scatter::ElemGeom;
     use crate::reduce::AddC;
 
     /// The sequential fold of `idx`/`upd` into `data` (negative indices wrapped), or the
