@@ -60,6 +60,7 @@
 #![warn(missing_debug_implementations)]
 #![doc(test(attr(deny(warnings))))]
 
+mod check;
 mod dtype;
 mod dynamic;
 mod error;
@@ -73,11 +74,10 @@ mod reduce;
 mod shape;
 mod view;
 
-pub mod bnns;
-pub mod directml;
+mod adapters;
 pub mod isa;
-pub mod onnx;
-pub mod openvino;
+
+pub use adapters::{bnns, directml, onnx, openvino};
 
 #[cfg(any(test, feature = "reference"))]
 pub mod reference;

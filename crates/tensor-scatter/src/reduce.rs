@@ -150,6 +150,8 @@ pub enum Accumulation {
 
 /// A binary combine step `acc ← f(acc, update)`, as a zero-sized type per reduction.
 pub(crate) trait Combiner<T: Element> {
+    /// Whether the combine only moves the update (`none`).
+    const MOVES: bool = false;
     fn combine(acc: T, update: T) -> T;
 }
 
@@ -167,6 +169,7 @@ macro_rules! combiner {
 
 pub(crate) struct Assign;
 impl<T: Element> Combiner<T> for Assign {
+    const MOVES: bool = true;
     #[inline(always)]
     fn combine(_acc: T, update: T) -> T {
         update

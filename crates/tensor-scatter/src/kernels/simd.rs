@@ -5,12 +5,15 @@
 
 use crate::dtype::{DType, Element};
 use crate::index::IndexInt;
+use crate::reduce::Combiner;
 
-/// Whether the scatter folds of `T` are compiled per instruction set: f32 and f64 only, whose
-/// combines end in the canonical-NaN select (one blend with AVX, four SSE2 mask operations
-/// without). Every other dtype's fold is the same scalar read-modify-write at every level.
-pub(crate) const fn isa_folds<T: Element>() -> bool {
-    matches!(T::DTYPE, DType::F32 | DType::F64)
+/// Whether the scatter folds of `T` with combiner `C` are compiled per instruction set: f32
+/// and f64, whose combines end in the canonical-NaN select (one blend with AVX, four SSE2
+/// mask operations without), and `none` (values moved as their bits), whose staged column
+/// tiles measured faster for it (BENCHMARKS.md: W1 and W6 at 1 thread). Every other fold is
+/// the same scalar read-modify-write at every level.
+pub(crate) const fn isa_folds<T: Element, C: Combiner<T>>() -> bool {
+    matches!(T::DTYPE, DType::F32 | DType::F64) || C::MOVES
 }
 
 /// Defines `$name(level, args…)`: the function body given, compiled for the baseline and

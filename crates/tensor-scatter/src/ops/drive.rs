@@ -57,7 +57,7 @@ macro_rules! with_combiner {
 /// Runs a fast kernel. `src`, when given, is the contiguous `data` whose copy the kernel
 /// fuses into its tasks (the destination is then contiguous too).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn run_fast<T: Element, I: IndexInt>(
+fn run_fast<T: Element, I: IndexInt>(
     plan: &Plan,
     prep: &Prepared,
     dest: DestPtr<'_, T>,
@@ -165,7 +165,7 @@ pub(super) fn run_fast<T: Element, I: IndexInt>(
 }
 
 /// `dest = src`, cell by cell, for two views of one shape.
-pub(super) fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Layout) {
+fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Layout) {
     let mut odo = Odometer::new(
         &dest_layout.shape,
         [&src.layout.strides, &dest_layout.strides],
@@ -182,7 +182,7 @@ pub(super) fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_l
 /// check, and their count is not bounded by any buffer (indices of shape [2⁴⁰, 0] hold no
 /// elements), so they are never materialised; with components, the tuple count is at most the
 /// index element count.
-pub(super) fn check_only<I: IndexInt>(
+fn check_only<I: IndexInt>(
     plan: &Plan,
     indices: &TensorView<'_, I>,
     opts: &ScatterOptions,
@@ -196,7 +196,7 @@ pub(super) fn check_only<I: IndexInt>(
 /// Validates, then (optionally) copies `copy_from` into `dest` and scatters into it. On error
 /// `dest` is untouched.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn run_into<T: Element, I: IndexInt>(
+fn run_into<T: Element, I: IndexInt>(
     plan: &Plan,
     dest: &mut [T],
     dest_layout: &Layout,
@@ -282,7 +282,7 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
     with_native_indices!(op, indices, idx => out_of_place(op, planner, data, idx, updates, opts))
 }
 
-pub(super) fn out_of_place<T: Element, I: IndexInt>(
+fn out_of_place<T: Element, I: IndexInt>(
     op: &'static str,
     planner: Planner,
     data: &TensorView<'_, T>,
@@ -357,7 +357,7 @@ pub(crate) fn run_out<T: Element, I: IndexInt>(
     with_native_indices!(op, indices, idx => out_into(op, planner, data, idx, updates, out, opts))
 }
 
-pub(super) fn out_into<T: Element, I: IndexInt>(
+fn out_into<T: Element, I: IndexInt>(
     op: &'static str,
     planner: Planner,
     data: &TensorView<'_, T>,
@@ -405,7 +405,7 @@ pub(crate) fn run_in_place<T: Element, I: IndexInt>(
     with_native_indices!(op, indices, idx => in_place(op, planner, dest, idx, updates, opts))
 }
 
-pub(super) fn in_place<T: Element, I: IndexInt>(
+fn in_place<T: Element, I: IndexInt>(
     op: &'static str,
     planner: Planner,
     dest: &mut TensorViewMut<'_, T>,

@@ -1,7 +1,7 @@
 //! The shape-only plan of a scatter call, and the sequential index pass over it.
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::index::{Fault, IndexInt, IndexPolicy, Resolved, resolve};
+use crate::error::Result;
+use crate::index::{IndexInt, IndexPolicy, Resolved, resolve};
 use crate::shape::Odometer;
 use crate::view::{Layout, TensorView};
 
@@ -125,7 +125,9 @@ pub(crate) fn resolve_indices<I: IndexInt>(
                         if plan.nd_position {
                             position.push(j);
                         }
-                        failure = Some(index_error(plan.op, fault, position, value, c));
+                        failure = Some(crate::check::index_error(
+                            plan.op, fault, position, value, c.dim, c.size,
+                        ));
                         return;
                     }
                 }
@@ -137,32 +139,6 @@ pub(crate) fn resolve_indices<I: IndexInt>(
         Some(e) => Err(e),
         None => Ok(out),
     }
-}
-
-pub(super) fn index_error(
-    op: &'static str,
-    fault: Fault,
-    position: Vec<usize>,
-    value: i128,
-    c: &Component,
-) -> Error {
-    Error::new(match fault {
-        Fault::Negative => ErrorKind::NegativeIndex {
-            op,
-            arg: "indices",
-            position,
-            value,
-            dim: c.dim,
-        },
-        Fault::OutOfRange => ErrorKind::IndexOutOfRange {
-            op,
-            arg: "indices",
-            position,
-            value,
-            dim: c.dim,
-            size: c.size,
-        },
-    })
 }
 
 /// Calls `f(dest_pos, upd_pos, len)` for every run of every non-skipped tuple, in application

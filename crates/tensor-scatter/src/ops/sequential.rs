@@ -72,7 +72,7 @@ pub(crate) fn execute<T: Element>(
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn apply<T: Element>(
+fn apply<T: Element>(
     plan: &Plan,
     runs: &Runs,
     resolved: &[isize],

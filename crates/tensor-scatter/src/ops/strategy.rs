@@ -1,14 +1,15 @@
 //! Which kernel runs a scatter ([`prepare`]), and the index pass the kernels that do not
 //! check indices themselves need before they run.
 
+use crate::check;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::index::{Fault, IndexInt, accepted_range, resolve};
-use crate::kernels::{self, scatter};
+use crate::index::IndexInt;
+use crate::kernels::scatter;
 use crate::reduce::Reduction;
 use crate::view::{Layout, TensorView};
 
-use super::plan::{Plan, SKIP, index_error, resolve_indices};
+use super::plan::{Plan, SKIP, resolve_indices};
 use super::sequential::widens;
 use super::{ScatterOptions, is_contiguous};
 
@@ -20,12 +21,7 @@ pub(super) fn fast_supported<T: Element>(opts: &ScatterOptions) -> bool {
 
 /// The `(outer, axis, inner)` collapse of a `scatter_elements` call, when all three tensors
 /// are contiguous and `indices` matches `data` on every dimension but the axis.
-pub(super) fn elem_geom(
-    dest: &Layout,
-    idx: &Layout,
-    upd: &Layout,
-    axis: usize,
-) -> Option<scatter::ElemGeom> {
+fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<scatter::ElemGeom> {
     if !(is_contiguous(dest) && is_contiguous(idx) && is_contiguous(upd)) {
         return None;
     }
@@ -87,7 +83,7 @@ impl Prepared {
 
 /// The largest number of updates the radix kernel buckets at once (its scratch is
 /// `4 + size_of::<T>()` bytes per update).
-pub(super) const RADIX_MAX_UPDATES: usize = 1 << 24;
+const RADIX_MAX_UPDATES: usize = 1 << 24;
 
 /// Chooses the element-scatter kernel. Random writes into a destination larger than a cache
 /// tile would each cost a cache line from memory, and column tiles of a power-of-two-strided
@@ -103,11 +99,7 @@ pub(super) const RADIX_MAX_UPDATES: usize = 1 << 24;
 /// * plain column tiles where neither applies (an identity fill, or too many updates to
 ///   bucket at once).
 #[allow(clippy::absurd_extreme_comparisons)] // STREAM_MIN_BYTES is 0 in the unit-test build
-pub(super) fn elem_strategy<T>(
-    g: scatter::ElemGeom,
-    opts: &ScatterOptions,
-    copying: bool,
-) -> Prepared {
+fn elem_strategy<T>(g: scatter::ElemGeom, opts: &ScatterOptions, copying: bool) -> Prepared {
     let size = std::mem::size_of::<T>().max(1);
     let line = crate::par::line_cells::<T>();
     let fill = opts.reduction != Reduction::None && !opts.include_self;
@@ -155,7 +147,7 @@ pub(super) fn elem_strategy<T>(
 /// `[256, 1024]` with 128 rows 235–238 against 420–497; `[1024, 256]` with 1,024 rows
 /// 282–285 against 565–574; `[2048, 256]` with 1,024 rows 333–568 against 662–712;
 /// `[4096, 64]` with 4,096 rows 379–442 against 546–559. At 1 thread (one round) level.
-pub(super) fn check_in_fold<T, I>(g: scatter::ElemGeom, threads: usize) -> bool {
+fn check_in_fold<T, I>(g: scatter::ElemGeom, threads: usize) -> bool {
     let block =
         g.n.saturating_mul(g.inner)
             .saturating_mul(std::mem::size_of::<T>());
@@ -177,11 +169,7 @@ pub(super) fn check_in_fold<T, I>(g: scatter::ElemGeom, threads: usize) -> bool 
 /// threads and only when the row is too big for the single fold
 /// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)); up to that thread count the fed
 /// fold ([`fed_fold`]) takes them, which measured faster there.
-pub(super) fn split_fold<T, I>(
-    g: scatter::ElemGeom,
-    opts: &ScatterOptions,
-    threads: usize,
-) -> bool {
+fn split_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let fits = row <= threads.saturating_mul(crate::par::SPLIT_PART_BYTES);
     (2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
@@ -199,7 +187,7 @@ pub(super) fn split_fold<T, I>(
 /// [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES) of indices, updates and row to
 /// move (below that a parallel call costs more than it saves).
 #[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
-pub(super) fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) -> bool {
+fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) -> bool {
     let fill = opts.reduction != Reduction::None && !opts.include_self;
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
@@ -220,7 +208,7 @@ pub(super) fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) ->
 /// [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS) threads, of any size. The
 /// split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
 /// where it measured faster).
-pub(super) fn fed_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
+fn fed_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     threads >= 2
         && parallel_row::<T, I>(g, opts)
         && g.n <= scatter::FED_MAX_CELLS
@@ -273,7 +261,7 @@ pub(super) fn prepare<T, I: IndexInt>(
 /// Offsets are keyed by their distance from the lowest one in units of the offsets' greatest
 /// common divisor (the stride of the indexed dims), one bit each; when that would take more
 /// than 64 bits per tuple, nothing is dropped.
-pub(super) fn drop_overwritten(resolved: &mut [isize]) {
+fn drop_overwritten(resolved: &mut [isize]) {
     let Some((lo, hi)) = scatter::rel_range(resolved, SKIP) else {
         return;
     };
@@ -300,53 +288,32 @@ pub(super) fn drop_overwritten(resolved: &mut [isize]) {
     }
 }
 
-pub(super) fn gcd(mut a: usize, mut b: usize) -> usize {
+fn gcd(mut a: usize, mut b: usize) -> usize {
     while b != 0 {
         (a, b) = (b, a % b);
     }
     a
 }
 
-/// Cells per block of the parallel range check.
-pub(super) const CHECK_BLOCK: usize = 1 << 14;
-
-/// The read-only index pass for a contiguous one-component `indices`: a branch-free range
-/// test per block, in parallel; the first failing position (in row-major order, whatever the
-/// thread count) is described precisely by [`resolve`].
+/// The read-only index pass for a contiguous one-component `indices` ([`check::first_bad`]).
 pub(super) fn validate_flat<I: IndexInt>(
     plan: &Plan,
     indices: &TensorView<'_, I>,
     opts: &ScatterOptions,
 ) -> Result<()> {
-    let comp = &plan.comps[0];
     let l = &indices.layout;
     let Some(flat) = indices.data.get(l.offset..l.offset + l.numel) else {
         return Ok(()); // unreachable for a contiguous view
     };
-    let (lo, hi) = accepted_range(comp.size, opts.index_policy);
-    let ok = |x: &I| (lo..=hi).contains(&x.to_i64_sat());
-    let threads = opts.par.threads();
-    let tasks = crate::par::task_count(threads, std::mem::size_of_val(flat), 1);
-    let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
-    let level = crate::isa::active_level();
-    crate::par::run_tasks(threads, tasks, |t| {
-        use std::sync::atomic::Ordering::Relaxed;
-        let (a, b) = crate::par::part(flat.len(), tasks, t, 1);
-        for start in (a..b).step_by(CHECK_BLOCK) {
-            if start > first_bad.load(Relaxed) {
-                return; // an earlier failure is already known
-            }
-            let block = &flat[start..(start + CHECK_BLOCK).min(b)];
-            if !kernels::simd::all_in_range(level, block, lo, hi) {
-                let j = block.iter().position(|x| !ok(x)).unwrap_or(0);
-                first_bad.fetch_min(start + j, Relaxed);
-                return;
-            }
-        }
-    });
-    match first_bad.into_inner() {
-        usize::MAX => Ok(()),
-        bad => Err(flat_index_error(plan, indices, bad, opts)),
+    let c = &plan.comps[0];
+    match check::first_bad(
+        flat,
+        &[(c.dim, c.size)],
+        opts.index_policy,
+        opts.par.threads(),
+    ) {
+        None => Ok(()),
+        Some(bad) => Err(flat_index_error(plan, indices, bad, opts)),
     }
 }
 
@@ -357,20 +324,16 @@ pub(super) fn flat_index_error<I: IndexInt>(
     bad: usize,
     opts: &ScatterOptions,
 ) -> Error {
-    let comp = &plan.comps[0];
     let l = &indices.layout;
-    let value = indices.data[l.offset + bad].to_i128();
-    let fault = match resolve(value, comp.size, opts.index_policy) {
-        Err(f) => f,
-        Ok(_) => Fault::OutOfRange, // unreachable: the range test mirrors `resolve`
-    };
-    let mut position = vec![0; l.shape.len()];
-    let mut rest = bad;
-    for (p, &n) in position.iter_mut().zip(&l.shape).rev() {
-        *p = rest % n.max(1);
-        rest /= n.max(1);
-    }
-    index_error(plan.op, fault, position, value, comp)
+    let c = &plan.comps[0];
+    check::error_at(
+        plan.op,
+        &indices.data[l.offset..],
+        &l.shape,
+        bad,
+        &[(c.dim, c.size)],
+        opts.index_policy,
+    )
 }
 
 #[cfg(test)]

@@ -193,7 +193,7 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { crate::kernels::simd::isa_folds::<T>() })
+    if (const { crate::kernels::simd::isa_folds::<T, C>() })
     /// The fold of a staged tile of `w` columns from `i0`, update row by update row, each row's
     /// first lines of indices and updates prefetched [`STAGE_PREFETCH_ROWS`] rows ahead.
     fn fold_rows<T: Element, I: IndexInt, C: Combiner<T>>(
@@ -226,7 +226,7 @@ crate::kernels::simd::multiversion! {
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { crate::kernels::simd::isa_folds::<T>() })
+    if (const { crate::kernels::simd::isa_folds::<T, C>() })
     /// `cells[p] = C(cells[p], u)` for each index and update of a contiguous run, in order, `p`
     /// resolved under `policy` (every index was accepted for `cells.len()` by the index pass).
     /// The default policy takes a loop without the clamp or skip. One version per instruction

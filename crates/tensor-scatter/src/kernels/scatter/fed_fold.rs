@@ -261,7 +261,7 @@ fn feed<I: IndexInt>(ring: &Ring, idx: &[I], n: usize, shift: i64) {
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { crate::kernels::simd::isa_folds::<T>() })
+    if (const { crate::kernels::simd::isa_folds::<T, C>() })
     /// `cells[at[j]] = C(cells[at[j]], upd[j])` for one published chunk, in order. One
     /// version per instruction set: the canonical-NaN select of the float combines is one
     /// blend with AVX instead of four SSE2 mask operations.

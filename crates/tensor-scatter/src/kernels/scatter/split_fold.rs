@@ -137,7 +137,7 @@ fn fold_part<T: Element, I: IndexInt, C: Combiner<T>>(
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { crate::kernels::simd::isa_folds::<T>() })
+    if (const { crate::kernels::simd::isa_folds::<T, C>() })
     /// `cells[c] = C(cells[c], ub[u])` for the picked pairs of one batch, in order. One
     /// version per instruction set: the canonical-NaN select of the float combines is one
     /// blend with AVX instead of four SSE2 mask operations.

@@ -1,0 +1,355 @@
+//! The dtype-erased API: [`DynTensor`] carries its [`DType`] at run time, and the `dyn`
+//! operators dispatch once to the typed generic ones (`scatter.rs`, `gather.rs`).
+
+use half::{bf16, f16};
+
+use crate::dtype::{DType, Element};
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::IndexInt;
+use crate::view::{Tensor, TensorView, TensorViewMut};
+
+mod gather;
+mod scatter;
+
+pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_into};
+pub use scatter::{ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
+
+/// A typed element vector of any supported dtype.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub enum Buffer {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    I64(Vec<i64>),
+    I32(Vec<i32>),
+    I16(Vec<i16>),
+    I8(Vec<i8>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    U16(Vec<u16>),
+    U8(Vec<u8>),
+    Bool(Vec<bool>),
+}
+
+/// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            DType::Bool => {
+                type $T = bool;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` with `$I` bound to the Rust type of the integer dtype `$dtype`, or evaluates
+/// `$other` for a non-integer dtype.
+macro_rules! with_index_dtype {
+    ($dtype:expr, $I:ident => $body:expr, _ => $other:expr) => {
+        match $dtype {
+            DType::I64 => {
+                type $I = i64;
+                $body
+            }
+            DType::I32 => {
+                type $I = i32;
+                $body
+            }
+            DType::I16 => {
+                type $I = i16;
+                $body
+            }
+            DType::I8 => {
+                type $I = i8;
+                $body
+            }
+            DType::U64 => {
+                type $I = u64;
+                $body
+            }
+            DType::U32 => {
+                type $I = u32;
+                $body
+            }
+            DType::U16 => {
+                type $I = u16;
+                $body
+            }
+            DType::U8 => {
+                type $I = u8;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+#[allow(unused_imports)] // used by the test suite
+pub(crate) use with_dtype;
+pub(crate) use with_index_dtype;
+
+impl Buffer {
+    /// The dtype of the elements.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Buffer::F64(_) => DType::F64,
+            Buffer::F32(_) => DType::F32,
+            Buffer::F16(_) => DType::F16,
+            Buffer::BF16(_) => DType::BF16,
+            Buffer::I64(_) => DType::I64,
+            Buffer::I32(_) => DType::I32,
+            Buffer::I16(_) => DType::I16,
+            Buffer::I8(_) => DType::I8,
+            Buffer::U64(_) => DType::U64,
+            Buffer::U32(_) => DType::U32,
+            Buffer::U16(_) => DType::U16,
+            Buffer::U8(_) => DType::U8,
+            Buffer::Bool(_) => DType::Bool,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_dtype!(self.dtype(), T => T::buffer_slice(self).map_or(0, <[T]>::len))
+    }
+
+    /// True when there is no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// An owned, contiguous tensor whose dtype is known only at run time.
+///
+/// ```
+/// use tensor_scatter::{DType, DynTensor};
+/// let t = DynTensor::from_vec(vec![1.5f32, 2.5], &[2]).unwrap();
+/// assert_eq!(t.dtype(), DType::F32);
+/// assert_eq!(t.as_slice::<f32>(), Some(&[1.5f32, 2.5][..]));
+/// assert_eq!(t.as_slice::<f64>(), None);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynTensor {
+    buffer: Buffer,
+    shape: Vec<usize>,
+}
+
+impl DynTensor {
+    /// Wraps a buffer as a tensor of `shape`.
+    ///
+    /// # Errors
+    /// [`InvalidView`](ErrorKind::InvalidView) when the length differs from the element count.
+    pub fn new(buffer: Buffer, shape: &[usize]) -> Result<DynTensor> {
+        let n = crate::shape::numel("tensor", "shape", shape)?;
+        if n != buffer.len() {
+            return Err(Error::new(ErrorKind::InvalidView {
+                op: "tensor",
+                arg: "shape",
+                reason: format!(
+                    "shape {shape:?} holds {n} elements but the buffer has {}",
+                    buffer.len()
+                ),
+            }));
+        }
+        Ok(DynTensor {
+            buffer,
+            shape: shape.to_vec(),
+        })
+    }
+
+    /// A tensor from a typed vector.
+    ///
+    /// # Errors
+    /// As [`DynTensor::new`].
+    pub fn from_vec<T: Element>(values: Vec<T>, shape: &[usize]) -> Result<DynTensor> {
+        DynTensor::new(T::into_buffer(values), shape)
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.buffer.dtype()
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The element buffer.
+    pub fn buffer(&self) -> &Buffer {
+        &self.buffer
+    }
+
+    /// Consumes the tensor, returning its buffer.
+    pub fn into_buffer(self) -> Buffer {
+        self.buffer
+    }
+
+    /// The elements as `&[T]`, when `T` is the tensor's dtype.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        T::buffer_slice(&self.buffer)
+    }
+
+    /// A typed view, when `T` is the tensor's dtype.
+    pub fn view<T: Element>(&self) -> Option<TensorView<'_, T>> {
+        TensorView::new(T::buffer_slice(&self.buffer)?, &self.shape).ok()
+    }
+
+    /// A typed writable view, when `T` is the tensor's dtype.
+    pub fn view_mut<T: Element>(&mut self) -> Option<TensorViewMut<'_, T>> {
+        let shape = self.shape.clone();
+        TensorViewMut::new(T::buffer_slice_mut(&mut self.buffer)?, &shape).ok()
+    }
+
+    /// Whether both tensors have the same dtype, shape and element bits (NaN payloads and
+    /// the sign of zero included).
+    ///
+    /// ```
+    /// use tensor_scatter::DynTensor;
+    /// let a = DynTensor::from_vec(vec![f32::NAN, 0.0], &[2]).unwrap();
+    /// assert!(a.bit_eq(&a.clone()));
+    /// assert!(!a.bit_eq(&DynTensor::from_vec(vec![f32::NAN, -0.0], &[2]).unwrap()));
+    /// ```
+    pub fn bit_eq(&self, other: &DynTensor) -> bool {
+        self.dtype() == other.dtype()
+            && self.shape == other.shape
+            && with_dtype!(self.dtype(), T => match (self.as_slice::<T>(), other.as_slice::<T>()) {
+                (Some(a), Some(b)) => a.iter().zip(b).all(|(x, y)| x.to_bits_u64() == y.to_bits_u64()),
+                _ => false,
+            })
+    }
+
+    /// A copy with the same shape reinterpreted as `shape` (same element count).
+    ///
+    /// # Errors
+    /// As [`DynTensor::new`].
+    pub fn reshaped(&self, shape: &[usize]) -> Result<DynTensor> {
+        DynTensor::new(self.buffer.clone(), shape)
+    }
+}
+
+impl<T: Element> From<Tensor<T>> for DynTensor {
+    fn from(t: Tensor<T>) -> DynTensor {
+        DynTensor {
+            buffer: T::into_buffer(t.data),
+            shape: t.shape,
+        }
+    }
+}
+
+/// A typed view of `t`, or a dtype error naming `arg` (the erased entry points check dtypes
+/// first, so this is their single point of truth rather than a second check).
+pub(crate) fn typed_view<'a, T: Element>(
+    t: &'a DynTensor,
+    op: &'static str,
+    arg: &'static str,
+) -> Result<TensorView<'a, T>> {
+    t.view::<T>().ok_or_else(|| {
+        Error::new(ErrorKind::DTypeMismatch {
+            op,
+            arg,
+            expected: T::DTYPE,
+            got: t.dtype(),
+        })
+    })
+}
+
+pub(crate) fn typed_view_mut<'a, T: Element>(
+    t: &'a mut DynTensor,
+    op: &'static str,
+    arg: &'static str,
+) -> Result<TensorViewMut<'a, T>> {
+    let got = t.dtype();
+    t.view_mut::<T>().ok_or_else(|| {
+        Error::new(ErrorKind::DTypeMismatch {
+            op,
+            arg,
+            expected: T::DTYPE,
+            got,
+        })
+    })
+}
+
+/// The integer value of a one-element index-typed tensor (an axis given as a tensor, say).
+pub(crate) fn integer_scalar(t: &DynTensor) -> Option<i128> {
+    with_index_dtype!(t.dtype(), I => t.as_slice::<I>().and_then(|v| v.first()).map(|x| x.to_i128()), _ => None)
+}
+
+/// The result of shape-only planning ([`ScatterOp::plan`], [`GatherOp::plan`]): what an
+/// operation on tensors of these shapes would produce, known before any buffer exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OutputPlan {
+    /// The output's shape.
+    pub shape: Vec<usize>,
+    /// Its element count.
+    pub elements: usize,
+    /// Its size in bytes (at most `isize::MAX`).
+    pub bytes: usize,
+}
+
+/// Element count and byte size of `shape` for `dtype`, or `SizeOverflow` naming `arg`.
+pub(crate) fn sized(
+    op: &'static str,
+    arg: &'static str,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<(usize, usize)> {
+    let n = crate::shape::numel(op, arg, shape)?;
+    let bytes = n
+        .checked_mul(dtype.size_of())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| Error::overflow(op, arg))?;
+    Ok((n, bytes))
+}

@@ -1,0 +1,209 @@
+//! The gather drivers: plan, check every index, then run the kernel into fresh memory or a
+//! caller's output.
+
+use std::borrow::Cow;
+
+use crate::check;
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::index::{IndexInt, IndexPolicy, with_native_indices};
+use crate::kernels::gather::{Bits, Job, as_bits};
+use crate::kernels::{self, DestPtr};
+use crate::ops::{contiguous_data, is_contiguous};
+use crate::shape::Odometer;
+use crate::view::{Tensor, TensorView, TensorViewMut};
+
+use super::GatherOptions;
+use super::plan::{GatherPlan, Planner};
+
+/// The elements of a view in row-major order, borrowed when it is contiguous.
+fn flat<'a, T: Copy>(v: &TensorView<'a, T>) -> Cow<'a, [T]> {
+    match contiguous_data(v) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(v.to_vec()),
+    }
+}
+
+/// The read-only index pass: every index against its component's accepted range
+/// ([`check::first_bad`]); the first failing position in row-major order is described
+/// precisely.
+fn validate<I: IndexInt>(
+    plan: &GatherPlan,
+    idx: &[I],
+    idx_shape: &[usize],
+    policy: IndexPolicy,
+    threads: usize,
+) -> Result<()> {
+    match check::first_bad(idx, &plan.comps, policy, threads) {
+        None => Ok(()),
+        Some(bad) => Err(check::error_at(
+            plan.op,
+            idx,
+            idx_shape,
+            bad,
+            &plan.comps,
+            policy,
+        )),
+    }
+}
+
+/// Runs the kernel into `dest` (`plan.out_numel` cells), moving `T` as `U`.
+fn execute_as<T: Element, U: Bits, I: IndexInt>(
+    plan: &GatherPlan,
+    data: &[T],
+    idx: &[I],
+    opts: &GatherOptions<T>,
+    dest: DestPtr<'_, T>,
+) {
+    // SAFETY: `U` is the unsigned integer of `T`'s size (chosen by `execute`; both helpers
+    // assert size and alignment), and the kernel writes only bits read from `data` or the
+    // fill value, all valid `T`s.
+    let (data, dest) = unsafe { (as_bits::<T, U>(data), dest.cast::<U>()) };
+    let job = Job {
+        data,
+        idx,
+        policy: opts.policy(),
+        fill: U::truncate(opts.fill_value.to_bits_u64()),
+        threads: opts.par.threads(),
+        level: crate::isa::active_level(),
+    };
+    kernels::gather::run(&plan.geom, &job, dest, plan.out_numel);
+}
+
+/// The byte-width dispatch.
+fn execute<T: Element, I: IndexInt>(
+    plan: &GatherPlan,
+    data: &[T],
+    idx: &[I],
+    opts: &GatherOptions<T>,
+    dest: DestPtr<'_, T>,
+) {
+    // An empty output has nothing to write; its tuple count need not be bounded by any buffer
+    // (GatherND with k = 0 and indices [2⁴⁰, 0]), so the kernels must not walk it (found by
+    // the fuzzer as an input that ran for minutes).
+    if plan.out_numel == 0 {
+        return;
+    }
+    match std::mem::size_of::<T>() {
+        1 => execute_as::<T, u8, I>(plan, data, idx, opts, dest),
+        2 => execute_as::<T, u16, I>(plan, data, idx, opts, dest),
+        4 => execute_as::<T, u32, I>(plan, data, idx, opts, dest),
+        _ => execute_as::<T, u64, I>(plan, data, idx, opts, dest),
+    }
+}
+
+/// Plans, checks a caller-provided output's shape (when given), then checks every index;
+/// returns the plan and `indices` in row-major order.
+fn prepare<'a, T: Element, I: IndexInt>(
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'a, I>,
+    out_shape: Option<&[usize]>,
+    opts: &GatherOptions<T>,
+) -> Result<(GatherPlan, Cow<'a, [I]>)> {
+    let plan = planner(
+        &data.layout.shape,
+        &indices.layout.shape,
+        opts.axis,
+        opts.batch_dims,
+    )?;
+    if let Some(got) = out_shape
+        && got != plan.out_shape
+    {
+        return Err(Error::shape(
+            plan.op,
+            "out",
+            format!("the gathered shape {:?}", plan.out_shape),
+            got,
+        ));
+    }
+    let idx = flat(indices);
+    validate(
+        &plan,
+        &idx,
+        &indices.layout.shape,
+        opts.policy(),
+        opts.par.threads(),
+    )?;
+    Ok((plan, idx))
+}
+
+fn build<T: Element, I: IndexInt>(
+    plan: &GatherPlan,
+    data: &TensorView<'_, T>,
+    idx: &[I],
+    opts: &GatherOptions<T>,
+) -> Result<Vec<T>> {
+    let data = flat(data);
+    // SAFETY: both geometries write every one of the `out_numel` cells (slices: every row,
+    // copied or filled; elements: every element).
+    unsafe {
+        kernels::build_vec(
+            plan.out_numel,
+            |bytes| Error::out_of_memory(plan.op, "output", bytes),
+            |dest| {
+                execute(plan, &data, idx, opts, dest);
+                Ok(())
+            },
+        )
+    }
+}
+
+pub(super) fn run_alloc<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    opts: &GatherOptions<T>,
+) -> Result<Tensor<T>> {
+    with_native_indices!(op, indices, idx => alloc(planner, data, idx, opts))
+}
+
+fn alloc<T: Element, I: IndexInt>(
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    opts: &GatherOptions<T>,
+) -> Result<Tensor<T>> {
+    let (plan, idx) = prepare(planner, data, indices, None, opts)?;
+    let out = build(&plan, data, &idx, opts)?;
+    Ok(Tensor {
+        data: out,
+        shape: plan.out_shape,
+    })
+}
+
+pub(super) fn run_into<T: Element, I: IndexInt>(
+    op: &'static str,
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &GatherOptions<T>,
+) -> Result<()> {
+    with_native_indices!(op, indices, idx => into(planner, data, idx, out, opts))
+}
+
+fn into<T: Element, I: IndexInt>(
+    planner: Planner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &GatherOptions<T>,
+) -> Result<()> {
+    let (plan, idx) = prepare(planner, data, indices, Some(&out.layout.shape), opts)?;
+    let l = &out.layout;
+    if is_contiguous(l) {
+        let cells = &mut out.data[l.offset..l.offset + l.numel];
+        execute(&plan, &flat(data), &idx, opts, DestPtr::new(cells));
+    } else {
+        let tmp = build(&plan, data, &idx, opts)?;
+        let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
+        for &v in &tmp {
+            if let Some([p]) = odo.next_offsets() {
+                out.data[p as usize] = v;
+            }
+        }
+    }
+    Ok(())
+}
