@@ -16,67 +16,33 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// it is never for production builds.
 pub(crate) const SMALL_THRESHOLDS: bool = cfg!(any(test, tensor_scatter_small_thresholds));
 
-/// Work below this many bytes of traffic (destination plus updates) runs on the calling thread.
-/// Measured on this 2-vCPU VM (a gather of 256-byte rows, medians of 4,000 calls), 2 threads against 1: 0.0076
-/// against 0.0091 ms at 264 KB, 0.012 against 0.021 at 528 KB, 0.024 against 0.072 at 1 MB.
-/// ([`SMALL_THRESHOLDS`] builds, the unit tests among them, use tiny thresholds throughout.)
+/// Work below this many bytes of traffic (destination plus updates) runs on the calling
+/// thread: below it a parallel call costs more than it saves.
 pub(crate) const MIN_PARALLEL_BYTES: usize = if SMALL_THRESHOLDS { 0 } else { 1 << 18 };
 
 /// A task of a parallel kernel should move at least this many bytes (keeps per-task overhead
 /// below a few percent).
 pub(crate) const MIN_TASK_BYTES: usize = if SMALL_THRESHOLDS { 1 } else { 1 << 16 };
 
-/// A destination tile of the element-scatter kernel should fit in this many bytes (half of
-/// the Intel VM's 2 MiB L2, leaving room for the streamed index and update rows). On the AMD
-/// EPYC VM (1 MiB L2) it is the whole L2, and still measured best: CLI `--repeat 11` at 2
-/// threads, one binary with the tile size read from a temporary variable, 512 KiB, 1 MiB and
-/// 2 MiB alternating process by process, the range of three rounds' medians in ms: W1 13.9–14.7 at
-/// 1 MiB against 16.8–17.7 and 15.5–16.9; W2 14.0–15.6 against 17.9–20.3 and 18.4–19.2; W7
-/// 8.2–10.7 against 8.7–10.5 and 9.2–10.1 (level).
+/// A destination tile of the element-scatter kernel fits in this many bytes, so it stays in
+/// L2 while the index and update rows stream through.
 pub(crate) const TILE_BYTES: usize = if SMALL_THRESHOLDS { 16 } else { 1 << 20 };
 
 /// A single-block element scatter (`outer == 1`) with at least as many index bytes as block
-/// bytes is folded by one task straight into a scratch copy of the block, its indices checked
-/// by the fold ([`fold_max_bytes`]), up to this many block bytes divided by the thread count
-/// (at 2 threads or more, only when its rows are too narrow, or the call too small, to be
-/// cut into column tiles, one per thread: `ops::check_in_fold`).
-/// Measured on this 2-vCPU VM (1-D f32 scatter-add, random indices): one task folding a
-/// 1.6 MB block took 4.0 ms for 2·10⁶ updates against 5.1–7.1 for the buckets at 2 threads
-/// (9.3 at 1); a 4 MB block 5.3–6.0 ms against 7.5–7.8 at 2 threads and 8.9–9.3 at 1; but
-/// with 10⁷ updates the buckets at 2 threads took 24–25 ms against the single fold's 41, and
-/// an 8 MB block was even at 1 thread (51–55 against 56).
+/// bytes is folded by one task, its indices checked by the fold, up to this many block bytes
+/// divided by the thread count ([`fold_max_bytes`]); past it the buckets win.
 pub(crate) const FOLD_BUDGET_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 4 << 20 };
 
-/// A single row of cells (1-D, or one row along the last axis) is cut into one part per
-/// thread, each thread scanning every update and applying those of its part
-/// ([`elem_split`](crate::kernels::scatter::elem_split)), when the row has at most
-/// this many bytes per thread and there are at most [`SPLIT_MAX_PARTS`] threads (with 8-byte
-/// indices only above [`FED_ANY_ROW_THREADS`] threads and [`fold_max_bytes`]). Measured on
-/// this 2-vCPU VM (1-D f32 scatter-add, random indices, the kernels alternating call by call
-/// in one process, medians of 15-61 calls, one to three runs per case), at 2 threads: 400,000
-/// cells and 2·10⁶ `int32` indices 3.8, 2.9 and 3.5 ms against 4.6, 3.8 and 4.2 for the
-/// single fold, but with `int64` indices 5.3,
-/// 5.5 and 5.0 against 5.1, 4.5 and 5.7; 10⁶ cells (where the alternative is the buckets)
-/// 4.8 against 6.2 with `int64`, 4.4 against 7.4 with `int32`; W5's 10⁶ cells and 10⁷
-/// `int64` updates 26.7, 22.4 and 21.5 ms against 34.6, 26.4 and 24.4; an 8 MB row 23.7
-/// against 25.0; a 16 MB row 47 against 26 (each task reads every update, and its part no
-/// longer fits the cache).
+/// The split fold ([`elem_split`](crate::kernels::scatter::elem_split)) takes a single row
+/// of at most this many bytes per thread, with at most [`SPLIT_MAX_PARTS`] threads (8-byte
+/// indices only above [`FED_ANY_ROW_THREADS`] threads and [`fold_max_bytes`]): past it each
+/// task's part no longer fits the cache.
 pub(crate) const SPLIT_PART_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 2 << 20 };
 
-/// Up to this many threads, the fed fold ([`elem_fed`](crate::kernels::scatter::elem_fed), one
-/// task folding the row while another resolves its indices) takes single rows of any size
-/// (with at least as many index bytes as row bytes), where the split fold does not take
-/// them: 8-byte indices, and rows past `threads` × [`SPLIT_PART_BYTES`]. The alternatives
-/// there were the split fold and the buckets, which put every thread to the updates; the fed
-/// fold uses two, so above 2 threads it keeps to the single fold's budget. Measured on the
-/// AMD EPYC VM (2 vCPUs, 1 MiB L2, 32 MiB L3; CLI `--repeat`, 1-D f32 add, random indices,
-/// 2 threads, the two plans alternating process by process in one binary, medians of 5-15
-/// runs, three or four rounds): W5 (10⁶ cells, 10⁷ `int64`) 14.7-18.4 ms against 19.9-30.0
-/// for the split fold; 2·10⁶ cells (8 MB) and 10⁷ `int64` 18.2-19.0 against 24.5-25.0 for
-/// the buckets, with `int32` 18.6-19.2 against 25.4-32.2; 4·10⁶ cells and 2·10⁷ `int64`
-/// 107-137 against 125-164; 1.6·10⁷ cells (64 MB) and 5·10⁷ `int64` 456-522 against
-/// 531-642. With 4-byte indices the split fold stays: W5 with `int32` 13.9-14.6 ms split
-/// against 15.0-15.7 fed, 400,000 cells and 2·10⁶ `int32` level.
+/// Up to this many threads the fed fold ([`elem_fed`](crate::kernels::scatter::elem_fed))
+/// takes single rows of any size that the split fold does not (8-byte indices, rows past
+/// `threads` × [`SPLIT_PART_BYTES`]); it uses two threads, so above that it keeps to the
+/// single fold's budget.
 pub(crate) const FED_ANY_ROW_THREADS: usize = 2;
 
 /// The most parts the split fold cuts a row into: every task reads every index, so beyond a
@@ -102,9 +68,7 @@ pub(crate) const STREAM_MIN_BYTES: usize = if SMALL_THRESHOLDS { 0 } else { 8 <<
 /// with non-temporal stores when the range has at least this many bytes (64 with
 /// [`SMALL_THRESHOLDS`], where the property tests take both copies): the streamed copy skips the
 /// read-for-ownership of every line, while the cached one leaves the range in cache for the
-/// slices applied after it. Measured on the AMD EPYC VM (32 MiB L3), 64-cell f32 rows, a
-/// tenth of them updated: at 2 threads streaming lost at 4 MiB per task and won at 8, 32 and
-/// 128 MiB (DESIGN.md, "Slice scatters stream large copies").
+/// slices applied after it.
 pub(crate) const RANGE_STREAM_MIN_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 8 << 20 };
 
 /// Slice scatters with `none` drop the tuples that a later tuple overwrites (so their updates
@@ -202,11 +166,9 @@ pub(crate) fn task_count(threads: usize, bytes: usize, per_thread: usize) -> usi
 /// Called from outside, the calling thread and up to `threads - 1` persistent helper threads
 /// share them (`pool`): each drains its own range of tasks and then helps with the others',
 /// and idle helpers spin briefly before they sleep, so a call neither starts a thread nor
-/// waits for a sleeping one to wake. On this 2-vCPU VM a gather of 5,000 rows of 256 bytes
-/// took 0.14–0.16 ms in median with a scoped thread started per call, 0.11 ms on a rayon
-/// pool (the caller sleeps until the worker's job has run) and 0.04–0.055 ms on the helpers
-/// (1 thread: 0.10 ms). A call made while another holds the helpers starts scoped threads.
-/// Inputs below [`MIN_PARALLEL_BYTES`] run on the calling thread.
+/// waits for a sleeping one to wake. A call made while another holds the helpers starts
+/// scoped threads. The pool gets `f` as a `dyn Fn`, so the pool, rayon and the scoped threads
+/// are compiled once, not once per kernel closure.
 pub(crate) fn run_tasks(threads: usize, tasks: usize, f: impl Fn(usize) + Sync) {
     if threads <= 1 || tasks <= 1 {
         (0..tasks).for_each(f);

@@ -13,11 +13,11 @@ use super::{
 /// The three scatter operators, for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScatterOp {
-    /// [`scatter_elements`](crate::scatter_elements).
+    /// [`scatter_elements`].
     Elements,
-    /// [`scatter_nd`](crate::scatter_nd).
+    /// [`scatter_nd`].
     Nd,
-    /// [`scatter_update`](crate::scatter_update).
+    /// [`scatter_update`].
     Update,
 }
 

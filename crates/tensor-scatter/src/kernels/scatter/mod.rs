@@ -9,7 +9,7 @@
 //! | [`split_fold`] | one row (`inner == 1`) cut into one part per task, each task scanning every update | in the scans |
 //! | [`fed_fold`] | one row folded by one task while a second resolves its indices ahead of it | by the two |
 //! | [`radix`] | element scatters into a destination too large to tile: updates bucketed by destination block | in the bucketing pass |
-//! | [`ranges`] | every other plan (ScatterND, ScatterUpdate, strided views): contiguous buffer ranges | before (index pass) |
+//! | [`ranges`](mod@ranges) | every other plan (ScatterND, ScatterUpdate, strided views): contiguous buffer ranges | before (index pass) |
 //!
 //! The copy of `data` of the out-of-place forms is fused into each kernel's tasks. Which
 //! kernel runs is decided once, in `ops::strategy`.
@@ -95,7 +95,7 @@ impl<'a, T, I> ElemJob<'a, T, I> {
 }
 
 /// Staging buffers kept between calls, at most [`STAGE_POOL_MAX`] of them and
-/// [`STAGE_POOL_MAX_BYTES`] in all: a fresh buffer of up to [`TILE_BYTES`] per task would be
+/// [`STAGE_POOL_MAX_BYTES`] in all: a fresh buffer of up to [`TILE_BYTES`](crate::par::TILE_BYTES) per task would be
 /// page-faulted in (and zeroed by the OS) on every call. Each entry is a `Vec<T>` and its
 /// capacity in bytes.
 static STAGE_POOL: std::sync::Mutex<Vec<(Box<dyn std::any::Any + Send>, usize)>> =

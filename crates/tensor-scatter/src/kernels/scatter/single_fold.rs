@@ -83,10 +83,11 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
 
 crate::kernels::simd::multiversion! {
     if (const { crate::kernels::simd::isa_folds::<T, C>() })
-    /// [`fold_run`] over indices not checked yet: each is checked against the accepted range
-    /// `[lo, hi]` before its update is applied; the first rejected one stops the fold and its
-    /// position is returned. Kept out of line: inlined into [`elem_checked`], its loop kept two
-    /// of its pointers on the stack. One version per instruction set, as [`fold_run`].
+    /// The column tiles' `fold_run` over indices not checked yet: each is checked against the
+    /// accepted range `[lo, hi]` before its update is applied; the first rejected one stops
+    /// the fold and its position is returned. Kept out of line: inlined into
+    /// [`elem_checked`], its loop kept two of its pointers on the stack. One version per
+    /// instruction set, as `fold_run`.
     #[inline(never)]
     pub(super) fn fold_run_checked<T: Element, I: IndexInt, C: Combiner<T>>(
         cells: &mut [T],
