@@ -11,7 +11,7 @@ use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 
 use super::plan::{Plan, Planner, Runs, SKIP, resolve_indices};
 use super::sequential::execute;
-use super::strategy::{Prepared, fast_supported, flat_index_error, prepare, validate_flat};
+use super::strategy::{Prepared, fast_supported, flat_index_error, prepare};
 use super::{ScatterOptions, contiguous_data, is_contiguous, shape_text};
 
 /// Runs `$body` with `$C` bound to the combiner of reduction `$r` (`mean` never reaches the
@@ -223,12 +223,12 @@ fn run_into<T: Element, I: IndexInt>(
             &updates.layout,
             opts,
             fused.is_some(),
+            copy_from.is_some() && fused.is_none(),
         )?;
         if let (Some(d), None) = (copy_from, fused) {
-            if prep.kernel_checks() {
-                // The kernel checks indices as it goes; the copy comes earlier.
-                validate_flat(plan, indices, opts)?;
-            }
+            // Every index was checked: `prepare` takes no checking kernel when the copy
+            // comes first.
+            debug_assert!(!prep.kernel_checks());
             copy_view(d, dest, dest_layout);
         }
         run_fast(
@@ -297,7 +297,15 @@ fn out_of_place<T: Element, I: IndexInt>(
         && updates.layout.numel > 0
         && let Some(src) = contiguous_data(data)
     {
-        let prep = prepare::<T, I>(&plan, &dest_layout, indices, &updates.layout, opts, true)?;
+        let prep = prepare::<T, I>(
+            &plan,
+            &dest_layout,
+            indices,
+            &updates.layout,
+            opts,
+            true,
+            false,
+        )?;
         // SAFETY: with `src` given, every fast kernel that returns Ok copied every cell of the
         // contiguous destination (tiles, blocks and ranges each partition all of it) before
         // updating it.

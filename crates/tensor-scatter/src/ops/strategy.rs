@@ -67,9 +67,8 @@ pub(super) enum Prepared {
 }
 
 impl Prepared {
-    /// Whether the kernel checks the indices as it runs (nothing was checked before it), so
-    /// a driver that writes before the kernel (a copy of `data` into a strided output) must
-    /// run the index pass first.
+    /// Whether the kernel checks the indices as it runs (nothing was checked before it), and
+    /// so must be the first to write ([`prepare`] chooses another when it cannot be).
     pub(super) fn kernel_checks(&self) -> bool {
         match self {
             Prepared::ElemChecked { .. }
@@ -224,21 +223,31 @@ pub(super) fn prepare<T, I: IndexInt>(
     upd: &Layout,
     opts: &ScatterOptions,
     copying: bool,
+    written_first: bool,
 ) -> Result<Prepared> {
     if let Some(axis) = plan.elem_axis
         && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
     {
-        if split_fold::<T, I>(g, opts, opts.par.threads()) {
-            return Ok(Prepared::ElemSplit { g });
+        let threads = opts.par.threads();
+        // A kernel that checks the indices as it runs must also be the first to write; when
+        // the driver writes before the kernel (the copy of `data` into a strided output),
+        // the index pass runs first and the kernel is one that does not check.
+        if !written_first {
+            if split_fold::<T, I>(g, opts, threads) {
+                return Ok(Prepared::ElemSplit { g });
+            }
+            if fed_fold::<T, I>(g, opts, threads) {
+                return Ok(Prepared::ElemFed { g });
+            }
+            if check_in_fold::<T, I>(g, threads) {
+                return Ok(Prepared::ElemChecked { g });
+            }
         }
-        if fed_fold::<T, I>(g, opts, opts.par.threads()) {
-            return Ok(Prepared::ElemFed { g });
+        let mut p = elem_strategy::<T>(g, opts, copying);
+        if written_first && p.kernel_checks() {
+            p = Prepared::Elem { g, staged: false };
         }
-        if check_in_fold::<T, I>(g, opts.par.threads()) {
-            return Ok(Prepared::ElemChecked { g });
-        }
-        let p = elem_strategy::<T>(g, opts, copying);
-        if let Prepared::Elem { .. } = p {
+        if !p.kernel_checks() {
             validate_flat(plan, indices, opts)?;
         }
         return Ok(p);
@@ -296,7 +305,7 @@ fn gcd(mut a: usize, mut b: usize) -> usize {
 }
 
 /// The read-only index pass for a contiguous one-component `indices` ([`check::first_bad`]).
-pub(super) fn validate_flat<I: IndexInt>(
+fn validate_flat<I: IndexInt>(
     plan: &Plan,
     indices: &TensorView<'_, I>,
     opts: &ScatterOptions,
