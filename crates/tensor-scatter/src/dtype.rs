@@ -7,13 +7,13 @@
 //! | f16, bf16 | in f32, rounded once | same | same | same (exact) | in f32, rounded once |
 //! | integers | wrapping | wrapping | wrapping | ordinary | floor (toward −∞) |
 //! | bool | OR | XOR | AND | AND / OR | error |
+//!
+//! [`Reduction`] and [`Buffer`] are defined here too, as plain data: [`Element`] names both,
+//! and this module depends on no other module of the crate.
 
 use std::fmt;
 
 use half::{bf16, f16};
-
-use crate::dynamic::Buffer;
-use crate::reduce::Reduction;
 
 /// The runtime tag of a data type (also used for index tensors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -522,4 +522,92 @@ impl Element for bool {
         bits & 1 == 1
     }
     buffer_access!(Bool);
+}
+
+/// How an update combines with the value already in the destination cell.
+///
+/// With duplicates, updates fold in row-major order of `indices`:
+/// `cell = f(...f(f(start, u₀), u₁)..., uₙ)` where `start` is the cell's value
+/// (`include_self = true`) or the reduction's identity (`include_self = false`).
+/// `Mean` divides that sum by the number of terms (`n + 1` or `n`).
+///
+/// ```
+/// use tensor_scatter::Reduction;
+/// assert_eq!("add".parse::<Reduction>().unwrap(), Reduction::Add);
+/// assert_eq!("sum".parse::<Reduction>().unwrap(), Reduction::Add); // OpenVINO's name
+/// assert_eq!(Reduction::Max.to_string(), "max");
+/// assert!("argmax".parse::<Reduction>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Reduction {
+    /// Assignment: the last update in index order wins (ONNX `none`).
+    #[default]
+    None,
+    /// Sum (OpenVINO `sum`; bool: OR).
+    Add,
+    /// Subtraction of each update (OpenVINO ScatterNDUpdate-15 `sub`; bool: XOR).
+    Sub,
+    /// Product (OpenVINO `prod`; bool: AND).
+    Mul,
+    /// IEEE `minimum` (torch `amin`; bool: AND).
+    Min,
+    /// IEEE `maximum` (torch `amax`; bool: OR).
+    Max,
+    /// Arithmetic mean; integer results round toward −∞. Not defined for bool.
+    Mean,
+}
+
+impl Reduction {
+    /// Every reduction, in declaration order.
+    pub const ALL: [Reduction; 7] = [
+        Reduction::None,
+        Reduction::Add,
+        Reduction::Sub,
+        Reduction::Mul,
+        Reduction::Min,
+        Reduction::Max,
+        Reduction::Mean,
+    ];
+
+    /// The canonical lower-case name (`none`, `add`, `sub`, `mul`, `min`, `max`, `mean`).
+    ///
+    /// ```
+    /// assert_eq!(tensor_scatter::Reduction::Mean.name(), "mean");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::None => "none",
+            Reduction::Add => "add",
+            Reduction::Sub => "sub",
+            Reduction::Mul => "mul",
+            Reduction::Min => "min",
+            Reduction::Max => "max",
+            Reduction::Mean => "mean",
+        }
+    }
+}
+
+impl fmt::Display for Reduction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A typed element vector of any supported dtype.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub enum Buffer {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    I64(Vec<i64>),
+    I32(Vec<i32>),
+    I16(Vec<i16>),
+    I8(Vec<i8>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    U16(Vec<u16>),
+    U8(Vec<u8>),
+    Bool(Vec<bool>),
 }

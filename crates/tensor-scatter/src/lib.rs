@@ -85,10 +85,10 @@ pub mod reference;
 #[cfg(test)]
 mod tests;
 
-pub use dtype::{DType, Element};
+pub use dtype::{Buffer, DType, Element, Reduction};
 pub use dynamic::{
-    Buffer, DynGatherOptions, DynTensor, GatherOp, OutputPlan, ScatterOp, gather_dyn,
-    gather_dyn_into, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+    DynGatherOptions, DynTensor, GatherOp, OutputPlan, ScatterOp, gather_dyn, gather_dyn_into,
+    scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
@@ -102,7 +102,7 @@ pub use ops::scatter_elements::{scatter_elements, scatter_elements_into, scatter
 pub use ops::scatter_nd::{scatter_nd, scatter_nd_into, scatter_nd_out};
 pub use ops::scatter_update::{scatter_update, scatter_update_into, scatter_update_out};
 pub use par::{Par, default_threads, set_default_threads};
-pub use reduce::{Accumulation, Reduction};
+pub use reduce::Accumulation;
 pub use view::{Tensor, TensorView, TensorViewMut};
 
 /// Re-export of the `half` crate (f16 and bf16).

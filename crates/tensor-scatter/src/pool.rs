@@ -181,7 +181,7 @@ pub(crate) fn run(threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) -> b
         .max(1);
     let ranges = (0..parts)
         .map(|p| {
-            let (a, b) = crate::par::part(tasks, parts, p, 1);
+            let (a, b) = crate::shape::part(tasks, parts, p, 1);
             (AtomicUsize::new(a), b)
         })
         .collect();

@@ -133,6 +133,20 @@ impl<'a, const N: usize> Odometer<'a, N> {
     }
 }
 
+/// `[start, end)` of part `t` of `total` items cut into `parts`, boundaries rounded down to a
+/// multiple of `align` (the last part ends at `total`).
+pub(crate) fn part(total: usize, parts: usize, t: usize, align: usize) -> (usize, usize) {
+    let at = |t: usize| {
+        if t >= parts {
+            return total;
+        }
+        let (q, r) = (total / parts, total % parts);
+        let raw = q * t + t.min(r);
+        raw - raw % align.max(1)
+    };
+    (at(t), at(t + 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +182,27 @@ mod tests {
         assert!(numel("t", "data", &[usize::MAX, 0]).is_err());
         assert_eq!(numel("t", "data", &[isize::MAX as usize, 0]).unwrap(), 0);
         assert_eq!(numel("t", "data", &[0, isize::MAX as usize]).unwrap(), 0);
+    }
+}
+
+#[cfg(test)]
+mod part_tests {
+    use super::part;
+
+    #[test]
+    fn part_covers_everything_once_with_aligned_cuts() {
+        for total in [0usize, 1, 15, 16, 17, 1000, 4097] {
+            for parts in 1..9 {
+                let mut next = 0;
+                for t in 0..parts {
+                    let (a, b) = part(total, parts, t, 16);
+                    assert_eq!(a, next);
+                    assert!(a <= b);
+                    assert!(b == total || b % 16 == 0);
+                    next = b;
+                }
+                assert_eq!(next, total);
+            }
+        }
     }
 }

@@ -1,8 +1,7 @@
 //! The dtype-erased API: [`DynTensor`] carries its [`DType`] at run time, and the `dyn`
 //! operators dispatch once to the typed generic ones (`scatter.rs`, `gather.rs`).
 
-use half::{bf16, f16};
-
+pub(crate) use crate::dtype::Buffer;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::IndexInt;
@@ -13,25 +12,6 @@ mod scatter;
 
 pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_into};
 pub use scatter::{ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
-
-/// A typed element vector of any supported dtype.
-#[derive(Clone, Debug, PartialEq)]
-#[allow(missing_docs)]
-pub enum Buffer {
-    F64(Vec<f64>),
-    F32(Vec<f32>),
-    F16(Vec<f16>),
-    BF16(Vec<bf16>),
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-    I16(Vec<i16>),
-    I8(Vec<i8>),
-    U64(Vec<u64>),
-    U32(Vec<u32>),
-    U16(Vec<u16>),
-    U8(Vec<u8>),
-    Bool(Vec<bool>),
-}
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
 macro_rules! with_dtype {
