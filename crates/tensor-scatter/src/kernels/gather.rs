@@ -2,40 +2,14 @@
 //! contiguous `indices` and a contiguous destination, and cannot fail.
 //!
 //! Data movement is dispatched by byte width: every dtype is moved as the unsigned integer of
-//! its size ([`Bits`]), so f16, bf16, i16 and u16 share one 2-byte kernel, and so on. Each
+//! its size ([`BitsOf`](crate::dtype::BitsOf)), so f16, bf16, i16 and u16 share one 2-byte kernel, and so on. Each
 //! parallel task owns a contiguous range of the output, so the result does not depend on the
 //! thread count.
 
 use super::{DestPtr, prefetch, read};
+use crate::dtype::Element;
 use crate::index::{IndexInt, IndexPolicy, resolve_accepted};
 use crate::par::{run_tasks, task_count};
-
-/// The unsigned integer types a value is moved as.
-pub(crate) trait Bits: Copy + Send + Sync + 'static {
-    /// The low `8 * size_of::<Self>()` bits of `v`.
-    fn truncate(v: u64) -> Self;
-}
-macro_rules! bits {
-    ($($t:ty),*) => {$(impl Bits for $t {
-        #[inline(always)]
-        fn truncate(v: u64) -> Self { v as $t }
-    })*};
-}
-bits!(u8, u16, u32, u64);
-
-/// Reinterprets a slice of `T` as a slice of the same-size unsigned integer `U`.
-///
-/// # Safety
-/// `T` must be one of the crate's element types (a primitive without padding, every byte
-/// initialised), with `size_of::<T>() == size_of::<U>()` and `align_of::<U>() <= align_of::<T>()`
-/// (both asserted).
-pub(crate) unsafe fn as_bits<T, U: Bits>(s: &[T]) -> &[U] {
-    assert!(std::mem::size_of::<T>() == std::mem::size_of::<U>());
-    assert!(std::mem::align_of::<U>() <= std::mem::align_of::<T>());
-    // SAFETY: same size and compatible alignment (asserted); every byte of a primitive
-    // element is initialised, and every bit pattern is a valid unsigned integer.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) }
-}
 
 /// A component of an index tuple: the size of the data dimension it addresses and that
 /// dimension's stride in the contiguous `data`.
@@ -89,7 +63,7 @@ pub(crate) struct Job<'a, U, I> {
 }
 
 /// Runs the gather of `geom` into the `n` cells of `dest`, writing every one of them.
-pub(crate) fn run<U: Bits, I: IndexInt>(
+pub(crate) fn run<U: Element, I: IndexInt>(
     geom: &Geom,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
@@ -144,11 +118,11 @@ macro_rules! with_resolver {
     };
 }
 
-fn slices<U: Bits, I: IndexInt>(g: &SliceGeom, job: &Job<'_, U, I>, dest: DestPtr<'_, U>) {
+fn slices<U: Element, I: IndexInt>(g: &SliceGeom, job: &Job<'_, U, I>, dest: DestPtr<'_, U>) {
     with_resolver!(job.policy, r => slices_with(g, job, dest, r))
 }
 
-fn slices_with<U: Bits, I: IndexInt>(
+fn slices_with<U: Element, I: IndexInt>(
     g: &SliceGeom,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
@@ -192,7 +166,7 @@ super::simd::multiversion! {
     /// copies its slices through them ([`gather_cells`] for one-cell slices). While a lead's
     /// data block is read at random positions, the next lead's block of 4 to 64 KiB is
     /// prefetched, a few lines per block of slices, so those reads hit cache.
-    fn narrow_rows<U: Bits, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
+    fn narrow_rows<U: Element, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
         g: &SliceGeom,
         job: &Job<'_, U, I>,
         dest: DestPtr<'_, U>,
@@ -258,7 +232,7 @@ super::simd::multiversion! {
 /// Cells `[o, o + offs.len())` of `dest` belong to the caller's task alone, and every offset
 /// other than [`NONE`] is below `data.len() - base` (`base < data.len()`).
 #[inline(always)]
-unsafe fn gather_cells<U: Bits>(
+unsafe fn gather_cells<U: Element>(
     data: &[U],
     offs: &[usize],
     dest: DestPtr<'_, U>,
@@ -283,7 +257,7 @@ const INLINE_ROW_BYTES: usize = 1024;
 
 super::simd::multiversion! {
     /// Rows `[r0, r1)` of the slice kernel (one task's share).
-    fn slice_rows<U: Bits, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
+    fn slice_rows<U: Element, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
         g: &SliceGeom,
         job: &Job<'_, U, I>,
         dest: DestPtr<'_, U>,
@@ -358,7 +332,7 @@ super::simd::multiversion! {
 /// # Safety
 /// Cells `[o, o + slice)` lie inside `dest` and belong to the calling task alone.
 #[inline(always)]
-unsafe fn put_row<U: Bits, I>(
+unsafe fn put_row<U: Element, I>(
     dest: DestPtr<'_, U>,
     job: &Job<'_, U, I>,
     o: usize,
@@ -420,7 +394,7 @@ impl Cursor {
     }
 }
 
-fn elements<U: Bits, I: IndexInt>(
+fn elements<U: Element, I: IndexInt>(
     g: &ElemGeom,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
@@ -429,7 +403,7 @@ fn elements<U: Bits, I: IndexInt>(
     with_resolver!(job.policy, r => elements_with(g, job, dest, n, r))
 }
 
-fn elements_with<U: Bits, I: IndexInt>(
+fn elements_with<U: Element, I: IndexInt>(
     g: &ElemGeom,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
@@ -548,7 +522,7 @@ super::simd::multiversion! {
     /// function of its own so that the slices are `noalias` arguments and stay in registers,
     /// and multiversioned (see [`simd`](super::simd)) so that its inner loop becomes vector
     /// gathers.
-    fn gather_row<U: Bits, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
+    fn gather_row<U: Element, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
         idx: &[I],
         data: &[U],
         dest: DestPtr<'_, U>,

@@ -25,15 +25,19 @@ const fn same_layout<T, U>() {
     assert!(std::mem::align_of::<T>() == std::mem::align_of::<U>());
 }
 
-/// `v` with its elements read as their bits ([`BitsOf`]).
-pub(crate) fn bits_view<'a, T: Element>(v: &TensorView<'a, T>) -> TensorView<'a, BitsOf<T>> {
+/// `s` with its elements read as their bits ([`BitsOf`]).
+pub(crate) fn bits_of<T: Element>(s: &[T]) -> &[BitsOf<T>] {
     const { same_layout::<T, BitsOf<T>>() };
     // SAFETY: `BitsOf<T>` has `T`'s size and alignment (checked above); every element type is
     // a primitive with every byte initialised, and every bit pattern is a valid unsigned
     // integer.
-    let data = unsafe { std::slice::from_raw_parts(v.data.as_ptr().cast(), v.data.len()) };
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) }
+}
+
+/// `v` with its elements read as their bits ([`BitsOf`]).
+pub(crate) fn bits_view<'a, T: Element>(v: &TensorView<'a, T>) -> TensorView<'a, BitsOf<T>> {
     TensorView {
-        data,
+        data: bits_of(v.data),
         layout: v.layout.clone(),
     }
 }
@@ -47,7 +51,7 @@ pub(crate) unsafe fn bits_view_mut<'a, T: Element>(
 ) -> TensorViewMut<'a, BitsOf<T>> {
     const { same_layout::<T, BitsOf<T>>() };
     let len = v.data.len();
-    // SAFETY: as in `bits_view`; the exclusive borrow of `v` is held for the result's life,
+    // SAFETY: as in `bits_of`; the exclusive borrow of `v` is held for the result's life,
     // and what it writes are valid `T`s by the contract.
     let data = unsafe { std::slice::from_raw_parts_mut(v.data.as_mut_ptr().cast(), len) };
     TensorViewMut {

@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 
 use crate::check;
-use crate::dtype::Element;
+use crate::dtype::{BitsOf, Element};
 use crate::error::{Error, Result};
 use crate::index::{IndexInt, IndexPolicy, with_native_indices};
-use crate::kernels::gather::{Bits, Job, as_bits};
+use crate::kernels::gather::Job;
 use crate::kernels::{self, DestPtr};
 use crate::ops::{contiguous_data, is_contiguous};
 use crate::shape::Odometer;
@@ -47,30 +47,8 @@ fn validate<I: IndexInt>(
     }
 }
 
-/// Runs the kernel into `dest` (`plan.out_numel` cells), moving `T` as `U`.
-fn execute_as<T: Element, U: Bits, I: IndexInt>(
-    plan: &GatherPlan,
-    data: &[T],
-    idx: &[I],
-    opts: &GatherOptions<T>,
-    dest: DestPtr<'_, T>,
-) {
-    // SAFETY: `U` is the unsigned integer of `T`'s size (chosen by `execute`; both helpers
-    // assert size and alignment), and the kernel writes only bits read from `data` or the
-    // fill value, all valid `T`s.
-    let (data, dest) = unsafe { (as_bits::<T, U>(data), dest.cast::<U>()) };
-    let job = Job {
-        data,
-        idx,
-        policy: opts.policy(),
-        fill: U::truncate(opts.fill_value.to_bits_u64()),
-        threads: opts.par.threads(),
-        level: crate::isa::active_level(),
-    };
-    kernels::gather::run(&plan.geom, &job, dest, plan.out_numel);
-}
-
-/// The byte-width dispatch.
+/// Runs the kernel into `dest` (`plan.out_numel` cells), moving `T` as its bits
+/// ([`BitsOf`]): one kernel per byte width.
 fn execute<T: Element, I: IndexInt>(
     plan: &GatherPlan,
     data: &[T],
@@ -84,12 +62,18 @@ fn execute<T: Element, I: IndexInt>(
     if plan.out_numel == 0 {
         return;
     }
-    match std::mem::size_of::<T>() {
-        1 => execute_as::<T, u8, I>(plan, data, idx, opts, dest),
-        2 => execute_as::<T, u16, I>(plan, data, idx, opts, dest),
-        4 => execute_as::<T, u32, I>(plan, data, idx, opts, dest),
-        _ => execute_as::<T, u64, I>(plan, data, idx, opts, dest),
-    }
+    // SAFETY: `BitsOf<T>` has `T`'s size and alignment, and the kernel writes only bits read
+    // from `data` or the fill value's, all valid `T`s.
+    let dest = unsafe { dest.cast::<BitsOf<T>>() };
+    let job = Job {
+        data: kernels::bits_of(data),
+        idx,
+        policy: opts.policy(),
+        fill: BitsOf::<T>::from_bits_u64(opts.fill_value.to_bits_u64()),
+        threads: opts.par.threads(),
+        level: crate::isa::active_level(),
+    };
+    kernels::gather::run(&plan.geom, &job, dest, plan.out_numel);
 }
 
 /// Plans, checks a caller-provided output's shape (when given), then checks every index;
