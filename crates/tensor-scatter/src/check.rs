@@ -5,10 +5,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use crate::error::{Error, ErrorKind};
+use crate::exec::Ctx;
+use crate::exec::tuning::CHECK_BLOCK;
 use crate::index::{Fault, IndexInt, IndexPolicy, accepted_range, resolve};
-
-/// Index values per block of the parallel range test (times the tuple length).
-const CHECK_BLOCK: usize = 1 << 14;
 
 /// The row-major position in `idx` of the first index `policy` refuses, or `None`. `idx` holds
 /// tuples of `dims.len()` components, component `j` addressing a dimension of `dims[j].1`
@@ -17,7 +16,7 @@ pub(crate) fn first_bad<I: IndexInt>(
     idx: &[I],
     dims: &[(usize, usize)],
     policy: IndexPolicy,
-    threads: usize,
+    cx: Ctx,
 ) -> Option<usize> {
     let k = dims.len();
     if k == 0 || idx.is_empty() {
@@ -32,12 +31,12 @@ pub(crate) fn first_bad<I: IndexInt>(
         (lo..=hi).contains(&x.to_i64_sat())
     };
     let block = CHECK_BLOCK * k;
-    let tasks = crate::par::task_count(threads, std::mem::size_of_val(idx), 1);
+    let tasks = cx.tasks(std::mem::size_of_val(idx), 1);
     let first = AtomicUsize::new(usize::MAX);
-    let level = crate::isa::active_level();
-    crate::par::run_tasks(threads, tasks, |t| {
+    let level = cx.level;
+    cx.run(tasks, |t| {
         // Parts and blocks start on tuple boundaries, so `i % k` is the component.
-        let (a, b) = crate::par::part(idx.len(), tasks, t, k);
+        let (a, b) = crate::shape::part(idx.len(), tasks, t, k);
         for start in (a..b).step_by(block) {
             if start > first.load(Relaxed) {
                 return; // an earlier failure is already known

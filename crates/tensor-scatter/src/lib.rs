@@ -64,18 +64,17 @@ mod check;
 mod dtype;
 mod dynamic;
 mod error;
+mod exec;
+mod gather;
 mod index;
 mod kernels;
-mod ops;
-mod par;
-#[cfg(feature = "parallel")]
-mod pool;
 mod reduce;
+mod scatter;
 mod shape;
 mod view;
 
 mod adapters;
-pub mod isa;
+pub use exec::isa;
 
 pub use adapters::{bnns, directml, onnx, openvino};
 
@@ -91,18 +90,18 @@ pub use dynamic::{
     scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
-pub use kernels::{try_vec_with_huge_pages, vec_with_huge_pages};
-pub use ops::ScatterOptions;
-pub use ops::gather::{
+pub use exec::{Par, default_threads, set_default_threads};
+pub use gather::{
     GatherOptions, GatherOutOfRange, gather, gather_elements, gather_elements_into, gather_into,
     gather_nd, gather_nd_into,
 };
-pub use ops::scatter_elements::{scatter_elements, scatter_elements_into, scatter_elements_out};
-pub use ops::scatter_nd::{scatter_nd, scatter_nd_into, scatter_nd_out};
-pub use ops::scatter_update::{scatter_update, scatter_update_into, scatter_update_out};
-pub use par::{Par, default_threads, set_default_threads};
+pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
+pub use kernels::{try_vec_with_huge_pages, vec_with_huge_pages};
 pub use reduce::Accumulation;
+pub use scatter::ScatterOptions;
+pub use scatter::elements::{scatter_elements, scatter_elements_into, scatter_elements_out};
+pub use scatter::nd::{scatter_nd, scatter_nd_into, scatter_nd_out};
+pub use scatter::update::{scatter_update, scatter_update_into, scatter_update_out};
 pub use view::{Tensor, TensorView, TensorViewMut};
 
 /// Re-export of the `half` crate (f16 and bf16).

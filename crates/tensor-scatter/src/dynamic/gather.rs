@@ -2,8 +2,8 @@
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, ErrorKind, Result};
+use crate::gather::GatherOptions;
 use crate::index::IndexInt;
-use crate::ops::gather::GatherOptions;
 
 use super::{
     DynTensor, OutputPlan, sized, typed_view, typed_view_mut, with_dtype, with_index_dtype,
@@ -48,9 +48,9 @@ impl GatherOp {
         sized(op, "data", data, dtype)?;
         crate::shape::numel(op, "indices", indices)?;
         let planner = match self {
-            GatherOp::Gather => crate::ops::gather::plan_gather,
-            GatherOp::Elements => crate::ops::gather::plan_gather_elements,
-            GatherOp::Nd => crate::ops::gather::plan_gather_nd,
+            GatherOp::Gather => crate::gather::plan_gather,
+            GatherOp::Elements => crate::gather::plan_gather_elements,
+            GatherOp::Nd => crate::gather::plan_gather_nd,
         };
         let p = planner(data, indices, axis, batch_dims)?;
         let (elements, bytes) = sized(op, "output", &p.out_shape, dtype)?;

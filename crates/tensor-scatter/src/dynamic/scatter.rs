@@ -3,7 +3,7 @@
 use crate::dtype::{DType, Element};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::IndexInt;
-use crate::ops::ScatterOptions;
+use crate::scatter::ScatterOptions;
 use crate::{scatter_elements, scatter_nd, scatter_update};
 
 use super::{
@@ -241,9 +241,9 @@ impl ScatterOp {
         let layout =
             |shape: &[usize], numel| crate::view::Layout::contiguous_unchecked(shape, numel);
         let planner = match self {
-            ScatterOp::Elements => crate::ops::scatter_elements::plan,
-            ScatterOp::Nd => crate::ops::scatter_nd::plan,
-            ScatterOp::Update => crate::ops::scatter_update::plan,
+            ScatterOp::Elements => crate::scatter::elements::plan,
+            ScatterOp::Nd => crate::scatter::nd::plan,
+            ScatterOp::Update => crate::scatter::update::plan,
         };
         planner(
             &layout(data, n),

@@ -8,8 +8,11 @@
 
 use super::{DestPtr, prefetch, read};
 use crate::dtype::Element;
+use crate::exec::Ctx;
+use crate::exec::tuning::{
+    GATHER_PREFETCH_ROWS as PREFETCH_ROWS, INLINE_ROW_BYTES, NARROW_MAX_TUPLES, NARROW_ROW_BYTES,
+};
 use crate::index::{IndexInt, IndexPolicy, resolve_accepted};
-use crate::par::{run_tasks, task_count};
 
 /// A component of an index tuple: the size of the data dimension it addresses and that
 /// dimension's stride in the contiguous `data`.
@@ -36,7 +39,7 @@ pub(crate) struct SliceGeom {
 /// Element gathers (`gather_elements`): the output has the shape of `indices`; element at
 /// coordinate `c` reads `data[Σ_{d != axis} c[d] * strides[d] + p * strides[axis]]`.
 #[derive(Clone, Debug)]
-pub(crate) struct ElemGeom {
+pub(crate) struct ElementsGeom {
     pub(crate) shape: Vec<usize>,
     /// Contiguous strides of `data`.
     pub(crate) data_strides: Vec<usize>,
@@ -48,7 +51,7 @@ pub(crate) struct ElemGeom {
 #[derive(Clone, Debug)]
 pub(crate) enum Geom {
     Slices(SliceGeom),
-    Elements(ElemGeom),
+    Elements(ElementsGeom),
 }
 
 /// The inputs of one kernel run, moved as `U`.
@@ -57,9 +60,8 @@ pub(crate) struct Job<'a, U, I> {
     pub(crate) idx: &'a [I],
     pub(crate) policy: IndexPolicy,
     pub(crate) fill: U,
-    pub(crate) threads: usize,
-    /// The instruction-set level the multiversioned loops run at.
-    pub(crate) level: crate::isa::Level,
+    /// The threads, and the instruction-set level the multiversioned loops run at.
+    pub(crate) cx: Ctx,
 }
 
 /// Runs the gather of `geom` into the `n` cells of `dest`, writing every one of them.
@@ -93,9 +95,6 @@ fn lines_before(c: usize, pf: usize, m: usize) -> usize {
 
 /// Data offset that marks a filled slice in [`narrow_rows`] and [`gather_cells`].
 const NONE: usize = usize::MAX;
-
-/// Rows prefetched ahead by the slice kernel (random rows of a large table are latency-bound).
-const PREFETCH_ROWS: usize = 16;
 
 /// The accepted-index resolver of `policy`, specialised for the default policy (every
 /// accepted value is in `[-s, s)` and wraps once), so the hot loops carry no policy match.
@@ -134,15 +133,18 @@ fn slices_with<U: Element, I: IndexInt>(
     }
     let k = g.comps.len();
     let bytes = rows * (g.slice * std::mem::size_of::<U>() + k * std::mem::size_of::<I>());
-    let tasks = task_count(job.threads, bytes, 4).min(rows);
-    let level = job.level;
+    let tasks = job.cx.tasks(bytes, 4).min(rows);
+    let level = job.cx.level;
+    // Narrow slices whose index list several lead rows share (`index_select` on an inner
+    // axis) take `narrow_rows`: the general loop's per-row work (a cursor step, an index read
+    // and resolve, a call to copy a few bytes) costs more than the bytes it moves.
     let narrow = k == 1
         && g.slice * std::mem::size_of::<U>() < NARROW_ROW_BYTES
         && g.batch_div >= 2
         && g.tuple_n <= NARROW_MAX_TUPLES
         && g.lead_data > 0; // an empty axis: every slice is filled, and no cell can be read
-    run_tasks(job.threads, tasks, |task| {
-        let (r0, r1) = crate::par::part(rows, tasks, task, 1);
+    job.cx.run(tasks, |task| {
+        let (r0, r1) = crate::shape::part(rows, tasks, task, 1);
         if narrow {
             narrow_rows(level, g, job, dest, r0, r1, resolve);
         } else {
@@ -150,15 +152,6 @@ fn slices_with<U: Element, I: IndexInt>(
         }
     });
 }
-
-/// Slices narrower than this many bytes whose index list is shared by several lead rows (a
-/// gather along an inner axis, such as `index_select` on the last dim) take
-/// [`narrow_rows`]: the per-row work of the general loop (a cursor step, an index read and
-/// resolve, a call to copy a few bytes) costs more than the bytes it moves.
-const NARROW_ROW_BYTES: usize = 64;
-
-/// The most tuples whose resolved offsets [`narrow_rows`] keeps at once (one batch's list).
-const NARROW_MAX_TUPLES: usize = 1 << 16;
 
 super::simd::multiversion! {
     /// Rows `[r0, r1)` of a narrow-slice gather with one index component: each batch's
@@ -251,10 +244,6 @@ unsafe fn gather_cells<U: Element>(
     }
 }
 
-/// Rows up to this many bytes are copied by an inlined (vectorised) loop; longer ones by
-/// `memcpy`, whose call costs little against them.
-const INLINE_ROW_BYTES: usize = 1024;
-
 super::simd::multiversion! {
     /// Rows `[r0, r1)` of the slice kernel (one task's share).
     fn slice_rows<U: Element, I: IndexInt, R: Fn(i64, usize) -> Option<usize>>(
@@ -267,7 +256,7 @@ super::simd::multiversion! {
     ) -> () {
         let k = g.comps.len();
         let row_bytes = g.slice * std::mem::size_of::<U>();
-        if k == 1 && g.lead_n == 1 && g.slice >= crate::par::line_cells::<U>() {
+        if k == 1 && g.lead_n == 1 && g.slice >= crate::exec::tuning::line_cells::<U>() {
             // One axis, no leading dims, rows of at least a cache line (an embedding lookup):
             // row r reads index r, so a tight loop without the cursor and ring keeps more
             // rows in flight. (A line is 4 bytes in the unit-test build, so the property
@@ -395,7 +384,7 @@ impl Cursor {
 }
 
 fn elements<U: Element, I: IndexInt>(
-    g: &ElemGeom,
+    g: &ElementsGeom,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
     n: usize,
@@ -404,7 +393,7 @@ fn elements<U: Element, I: IndexInt>(
 }
 
 fn elements_with<U: Element, I: IndexInt>(
-    g: &ElemGeom,
+    g: &ElementsGeom,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
     n: usize,
@@ -424,7 +413,7 @@ fn elements_with<U: Element, I: IndexInt>(
         g.data_strides[last]
     };
     let bytes = n * (std::mem::size_of::<U>() + std::mem::size_of::<I>());
-    let tasks = task_count(job.threads, bytes, 4).min(n);
+    let tasks = job.cx.tasks(bytes, 4).min(n);
     // Lines of the next data row to prefetch per row (0: no prefetch): only along the last
     // axis (the data row is contiguous), for rows of 4 KiB to 64 KiB.
     let pf_lines = if g.axis == last {
@@ -440,9 +429,9 @@ fn elements_with<U: Element, I: IndexInt>(
         m,
         pf_lines,
     };
-    let level = job.level;
-    run_tasks(job.threads, tasks, |task| {
-        let (e0, e1) = crate::par::part(n, tasks, task, 1);
+    let level = job.cx.level;
+    job.cx.run(tasks, |task| {
+        let (e0, e1) = crate::shape::part(n, tasks, task, 1);
         // The row coordinate of e0 and the data offset of its non-axis dims.
         let mut coord = vec![0usize; last];
         let mut rest = e0 / m;

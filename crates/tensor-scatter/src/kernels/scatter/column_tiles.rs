@@ -4,24 +4,23 @@
 //! than the rows is staged (see [`ElemJob::staged`]).
 
 use crate::dtype::Element;
+use crate::exec::Ctx;
+use crate::exec::task_count;
+use crate::exec::tuning::{ELEM_TASKS_PER_THREAD, STAGE_PREFETCH_ROWS, TILE_BYTES, line_cells};
 use crate::index::{IndexInt, IndexPolicy, resolve_accepted};
 use crate::kernels::DestPtr;
-use crate::par::{self, TILE_BYTES, line_cells, part};
 use crate::reduce::Combiner;
+use crate::shape::part;
 
 use super::{ElemGeom, ElemJob, Stage};
-
-/// Update rows of the staged kernel whose first lines are prefetched ahead (each row of a
-/// tile is a separate short run of `indices` and `updates`, too short for the hardware
-/// prefetchers to follow).
-const STAGE_PREFETCH_ROWS: usize = 2;
 
 /// Runs an element scatter whose every index was accepted by the index pass.
 pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
     job: &ElemJob<'_, T, I>,
     dest: DestPtr<'_, T>,
-    threads: usize,
+    cx: Ctx,
 ) {
+    let threads = cx.threads;
     let g = job.g;
     let size = std::mem::size_of::<T>().max(1);
     let line = line_cells::<T>();
@@ -59,11 +58,12 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
         }
     };
     let tiles = g.outer * per_o;
-    let tasks = par::task_count(threads, elem_bytes::<T, I>(g), ELEM_TASKS_PER_THREAD)
+    let tasks = cx
+        .tasks(elem_bytes::<T, I>(g), ELEM_TASKS_PER_THREAD)
         .min(tiles)
         .max(1);
-    let level = crate::isa::active_level();
-    par::run_tasks(threads, tasks, |t| {
+    let level = cx.level;
+    cx.run(tasks, |t| {
         let (a, b) = part(tiles, tasks, t, 1);
         let cap = match (staged, whole) {
             (false, _) => 0,
@@ -97,10 +97,6 @@ pub(crate) fn elements<T: Element, I: IndexInt, C: Combiner<T>>(
     });
 }
 
-/// Tasks per thread [`elements`] cuts a parallel scatter into (for balance), when the work
-/// allows ([`par::task_count`]).
-const ELEM_TASKS_PER_THREAD: usize = 4;
-
 /// The bytes an element scatter moves: its destination, updates and indices.
 fn elem_bytes<T, I>(g: ElemGeom) -> usize {
     let size = std::mem::size_of::<T>();
@@ -118,11 +114,11 @@ fn elem_bytes<T, I>(g: ElemGeom) -> usize {
 
 /// Whether [`elements`] gives each of `threads` threads its own column tiles: the rows are at
 /// least two cache lines wide (so they can be cut on line boundaries) and the scatter is big
-/// enough to run in parallel at all ([`par::task_count`]). Blocks that fit a tile are then
+/// enough to run in parallel at all ([`task_count`]). Blocks that fit a tile are then
 /// cut when there are fewer of them than threads; larger blocks are cut anyway.
 pub(crate) fn column_parallel<T, I>(g: ElemGeom, threads: usize) -> bool {
     g.inner >= 2 * line_cells::<T>()
-        && par::task_count(threads, elem_bytes::<T, I>(g), ELEM_TASKS_PER_THREAD) > 1
+        && task_count(threads, elem_bytes::<T, I>(g), ELEM_TASKS_PER_THREAD) > 1
 }
 
 /// One staged column tile: its `n` rows of `w` cells gathered into `scratch` (from the copy

@@ -22,17 +22,12 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 use super::single_fold::fold_run_checked;
 use super::{ElemJob, Line, Stage};
 use crate::dtype::Element;
+use crate::exec::tuning::{FED_CHUNK as CHUNK, FED_RING as RING};
+use crate::exec::{Ctx, run_tasks};
 use crate::index::IndexInt;
+use crate::isa::Level;
 use crate::kernels::DestPtr;
-use crate::par;
 use crate::reduce::Combiner;
-
-/// Updates per chunk: the unit the feeder publishes and the folder takes (32 KiB of cell
-/// numbers; a handful of updates with [`par::SMALL_THRESHOLDS`], so that small rows take many).
-const CHUNK: usize = if par::SMALL_THRESHOLDS { 3 } else { 8192 };
-
-/// Chunks the ring holds: how far the feeder may run ahead of the folder.
-const RING: usize = if par::SMALL_THRESHOLDS { 2 } else { 8 };
 
 /// The largest row the fed fold takes (cell numbers are `u32`).
 pub(crate) const FED_MAX_CELLS: usize = u32::MAX as usize;
@@ -122,9 +117,10 @@ impl Drop for Taken {
 pub(crate) unsafe fn elem_fed<T: Element, I: IndexInt, C: Combiner<T>>(
     job: &ElemJob<'_, T, I>,
     dest: DestPtr<'_, T>,
+    cx: Ctx,
 ) -> Result<(), usize> {
     // SAFETY: the caller's contract, forwarded.
-    unsafe { fed_with::<T, I, C>(job, dest, |tasks| par::run_tasks(2, 2, tasks)) }
+    unsafe { fed_with::<T, I, C>(job, dest, cx.level, |tasks| run_tasks(2, 2, tasks)) }
 }
 
 /// [`elem_fed`] with its two tasks (0 the folder, 1 the feeder) run by `run`, which must run
@@ -135,13 +131,12 @@ pub(crate) unsafe fn elem_fed<T: Element, I: IndexInt, C: Combiner<T>>(
 unsafe fn fed_with<T: Element, I: IndexInt, C: Combiner<T>>(
     job: &ElemJob<'_, T, I>,
     dest: DestPtr<'_, T>,
+    level: Level,
     run: impl FnOnce(&(dyn Fn(usize) + Sync)),
 ) -> Result<(), usize> {
     let g = job.g;
     let n = g.n;
     let (idx, upd, shift) = job.single_row(FED_MAX_CELLS);
-    // The folder runs on the calling thread, so its level is the operation's.
-    let level = crate::isa::active_level();
     let taken = Taken::take();
     let ring = taken.ring();
     let first_bad = AtomicUsize::new(usize::MAX);
@@ -331,7 +326,14 @@ mod tests {
         let mut dest = vec![-7.0f32; data.len()];
         // SAFETY: one row of `data.len()` cells, the default out-of-range rule, no fill;
         // `dest` covers the row and nothing else touches it.
-        let r = unsafe { fed_with::<f32, i64, AddC>(&job, DestPtr::new(&mut dest), run) };
+        let r = unsafe {
+            fed_with::<f32, i64, AddC>(
+                &job,
+                DestPtr::new(&mut dest),
+                crate::isa::active_level(),
+                run,
+            )
+        };
         (r, dest)
     }
 
@@ -341,7 +343,7 @@ mod tests {
     /// Every schedule of the two tasks: concurrent, folder first, feeder first.
     fn schedules() -> Vec<(&'static str, Schedule)> {
         vec![
-            ("threads", Box::new(|f| par::run_tasks(2, 2, f))),
+            ("threads", Box::new(|f| run_tasks(2, 2, f))),
             (
                 "scoped",
                 Box::new(|f| {

@@ -12,7 +12,7 @@
 //! | [`ranges`](mod@ranges) | every other plan (ScatterND, ScatterUpdate, strided views): contiguous buffer ranges | before (index pass) |
 //!
 //! The copy of `data` of the out-of-place forms is fused into each kernel's tasks. Which
-//! kernel runs is decided once, in `ops::strategy`.
+//! kernel runs is decided once, in `scatter::strategy`.
 
 pub(crate) mod column_tiles;
 pub(crate) mod fed_fold;
@@ -29,6 +29,7 @@ pub(crate) use single_fold::elem_checked;
 pub(crate) use split_fold::{SPLIT_MAX_CELLS, elem_split};
 
 use crate::dtype::Element;
+use crate::exec::tuning::{STAGE_POOL_MAX, STAGE_POOL_MAX_BYTES};
 use crate::index::IndexPolicy;
 
 /// `scatter_elements` geometry over contiguous tensors: destination `(outer, n, inner)`,
@@ -95,18 +96,11 @@ impl<'a, T, I> ElemJob<'a, T, I> {
 }
 
 /// Staging buffers kept between calls, at most [`STAGE_POOL_MAX`] of them and
-/// [`STAGE_POOL_MAX_BYTES`] in all: a fresh buffer of up to [`TILE_BYTES`](crate::par::TILE_BYTES) per task would be
+/// [`STAGE_POOL_MAX_BYTES`] in all: a fresh buffer of up to a tile per task would be
 /// page-faulted in (and zeroed by the OS) on every call. Each entry is a `Vec<T>` and its
 /// capacity in bytes.
 static STAGE_POOL: std::sync::Mutex<Vec<(Box<dyn std::any::Any + Send>, usize)>> =
     std::sync::Mutex::new(Vec::new());
-
-/// The most staging buffers kept between calls.
-const STAGE_POOL_MAX: usize = 16;
-
-/// The most bytes of staging buffers kept between calls. The fed fold stages a whole row of
-/// any size; a buffer that would take the pool past this is freed instead.
-const STAGE_POOL_MAX_BYTES: usize = 64 << 20;
 
 /// A staging buffer of the element kernel, taken from [`STAGE_POOL`] and returned on drop.
 pub(super) struct Stage<T: Element>(pub(super) Vec<T>);

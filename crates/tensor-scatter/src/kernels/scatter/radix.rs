@@ -3,10 +3,12 @@
 //! block is folded from its buckets alone.
 
 use crate::dtype::Element;
+use crate::exec::Ctx;
+use crate::exec::tuning::RADIX_SCRATCH_MAX_BYTES;
 use crate::index::{IndexInt, resolve_accepted};
 use crate::kernels::DestPtr;
-use crate::par::{self, part};
 use crate::reduce::Combiner;
+use crate::shape::part;
 
 use super::{ElemGeom, ElemJob, Line};
 
@@ -19,11 +21,8 @@ pub(crate) struct Buckets {
     lists: Vec<Line<Vec<u64>>>,
 }
 
-/// Recycled bucket vectors (empty, with capacity), at most [`SCRATCH_MAX_BYTES`] in all.
+/// Recycled bucket vectors (empty, with capacity), at most [`RADIX_SCRATCH_MAX_BYTES`] in all.
 static SCRATCH: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());
-
-/// The most scratch memory kept between calls.
-const SCRATCH_MAX_BYTES: usize = 256 << 20;
 
 fn scratch_take(n: usize, cap: usize) -> Vec<Line<Vec<u64>>> {
     let mut pool = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
@@ -41,7 +40,7 @@ impl Drop for Buckets {
         let mut pool = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
         let mut kept: usize = pool.iter().map(|v| v.capacity() * 8).sum();
         for Line(mut v) in self.lists.drain(..) {
-            if kept + v.capacity() * 8 <= SCRATCH_MAX_BYTES {
+            if kept + v.capacity() * 8 <= RADIX_SCRATCH_MAX_BYTES {
                 kept += v.capacity() * 8;
                 v.clear();
                 pool.push(v);
@@ -62,7 +61,7 @@ const fn two_words<T>() -> bool {
 pub(crate) fn radix_bucket<T: Element, I: IndexInt>(
     job: &ElemJob<'_, T, I>,
     block_cells: usize,
-    threads: usize,
+    cx: Ctx,
 ) -> Result<Vec<Buckets>, usize> {
     debug_assert!(block_cells.is_power_of_two() && block_cells <= 1 << 32);
     let g = job.g;
@@ -71,11 +70,11 @@ pub(crate) fn radix_bucket<T: Element, I: IndexInt>(
     let shift = block_cells.trailing_zeros();
     let blocks = total.div_ceil(block_cells);
     let size = std::mem::size_of::<T>().max(1) + std::mem::size_of::<I>();
-    let chunks = par::task_count(threads, count.saturating_mul(size), 1).max(1);
+    let chunks = cx.tasks(count.saturating_mul(size), 1).max(1);
     let (lo, hi) = crate::index::accepted_range(g.n, job.policy);
     type Slot = std::sync::Mutex<Option<Result<Buckets, usize>>>;
     let mut results: Vec<Slot> = (0..chunks).map(|_| std::sync::Mutex::new(None)).collect();
-    par::run_tasks(threads, chunks, |c| {
+    cx.run(chunks, |c| {
         let (a, b) = part(count, chunks, c, 1);
         let words = if two_words::<T>() { 2 } else { 1 };
         let expect = ((b - a) / blocks.max(1) + (b - a) / blocks.max(1) / 8 + 16) * words;
@@ -105,12 +104,12 @@ pub(crate) fn radix_apply<T: Element, C: Combiner<T>>(
     src: Option<&[T]>,
     dest: DestPtr<'_, T>,
     block_cells: usize,
-    threads: usize,
+    cx: Ctx,
 ) {
     let total = g.outer * g.n * g.inner;
     let blocks = total.div_ceil(block_cells);
-    let tasks = if threads > 1 { blocks } else { 1 };
-    par::run_tasks(threads, tasks, |t| {
+    let tasks = if cx.threads > 1 { blocks } else { 1 };
+    cx.run(tasks, |t| {
         let (b0, b1) = part(blocks, tasks, t, 1);
         for blk in b0..b1 {
             let start = blk * block_cells;

@@ -3,10 +3,11 @@
 //! clipped part of every run that falls in their range, in index order.
 
 use crate::dtype::Element;
+use crate::exec::Ctx;
+use crate::exec::tuning::{RANGE_STREAM_MIN_BYTES, TILE_BYTES, TUPLE_LOOKAHEAD, line_cells};
 use crate::kernels::{DestPtr, combine_slices};
-use crate::par::{self, TILE_BYTES, line_cells, part};
 use crate::reduce::Combiner;
-use crate::shape::Odometer;
+use crate::shape::{Odometer, part};
 
 /// A generic validated plan, flattened for [`ranges`]: the same walk as the sequential
 /// engine, with positions relative to absolute buffer positions.
@@ -132,9 +133,6 @@ impl<T> RangeJob<'_, T> {
     }
 }
 
-/// How many tuples ahead [`RangeJob::walk_owned`] offers a slice for prefetching.
-const TUPLE_LOOKAHEAD: usize = 8;
-
 /// The lowest and highest entry of `resolved` other than `skip`; `None` when there is none.
 pub(crate) fn rel_range(resolved: &[isize], skip: isize) -> Option<(isize, isize)> {
     let mut kept = resolved.iter().copied().filter(|&r| r != skip);
@@ -146,8 +144,9 @@ pub(crate) fn rel_range(resolved: &[isize], skip: isize) -> Option<(isize, isize
 pub(crate) fn ranges<T: Element, C: Combiner<T>>(
     job: &RangeJob<'_, T>,
     dest: DestPtr<'_, T>,
-    threads: usize,
+    cx: Ctx,
 ) {
+    let threads = cx.threads;
     let total = job.span_hi + 1 - job.span_lo;
     let size = std::mem::size_of::<T>().max(1);
     let outer_n = crate::shape::sat_product(job.outer_shape);
@@ -158,7 +157,7 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
     // cache between the fused copy and the updates). One outer block: every task scans all
     // tuples, so use one task per thread.
     let tasks = if outer_n >= 4 * threads {
-        par::task_count(threads, bytes, 4)
+        cx.tasks(bytes, 4)
             .max(if threads > 1 {
                 (total * size) / TILE_BYTES
             } else {
@@ -166,22 +165,21 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
             })
             .min(outer_n)
     } else {
-        par::task_count(threads, bytes, 1)
+        cx.tasks(bytes, 1)
     }
     .max(1);
     let line = line_cells::<T>();
-    // Taken on the calling thread: the tasks' streaming copies use the operation's level.
-    let level = crate::isa::active_level();
-    par::run_tasks(threads, tasks, |t| {
+    let level = cx.level;
+    cx.run(tasks, |t| {
         let (a, b) = part(total, tasks, t, line);
         if a >= b {
             return;
         }
         let (lo, hi) = (job.span_lo + a, job.span_lo + b);
         if let Some(src) = job.src {
-            if (b - a) * size >= par::RANGE_STREAM_MIN_BYTES {
+            if (b - a) * size >= RANGE_STREAM_MIN_BYTES {
                 // At this size the streamed copy (no read-for-ownership of its lines) measured
-                // faster than the cached one (`par::RANGE_STREAM_MIN_BYTES`); the fence orders
+                // faster than the cached one ([`RANGE_STREAM_MIN_BYTES`]); the fence orders
                 // it before the slices below read the streamed cells.
                 // SAFETY: [lo, hi) is inside the destination span and owned by task t.
                 unsafe { dest.stream_in(level, lo, &src[a..b]) };

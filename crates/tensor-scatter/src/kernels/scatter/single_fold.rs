@@ -2,6 +2,7 @@
 //! the fold reads them.
 
 use crate::dtype::Element;
+use crate::exec::Ctx;
 use crate::index::{IndexInt, IndexPolicy, resolve_accepted};
 use crate::kernels::DestPtr;
 use crate::reduce::Combiner;
@@ -24,6 +25,7 @@ use super::{ElemJob, Stage};
 pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
     job: &ElemJob<'_, T, I>,
     dest: DestPtr<'_, T>,
+    cx: Ctx,
 ) -> Result<(), usize> {
     let g = job.g;
     debug_assert_eq!(g.outer, 1);
@@ -57,9 +59,7 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
     }
     // The fold checks every index (again, after a fill pass: one compare each).
     if inner == 1 {
-        // This runs on the calling thread, so its level is the operation's.
-        let level = crate::isa::active_level();
-        fold_run_checked::<T, I, C>(level, sc, idx, upd, policy, (lo, hi))?;
+        fold_run_checked::<T, I, C>(cx.level, sc, idx, upd, policy, (lo, hi))?;
     } else {
         let rows = idx.chunks_exact(inner).zip(upd.chunks_exact(inner));
         for (kk, (irow, urow)) in rows.enumerate() {

@@ -8,7 +8,7 @@
 //! range-checked and left-packed (`vpermd` from a table of the 256 masks) in a handful of
 //! instructions, about half a nanosecond per index on this VM (2·10⁶ `int64` indices in
 //! 0.8-1.1 ms); other index types and the baseline level pack branch-free, one at a time.
-//! The plan takes it where it measured faster (see `par::SPLIT_PART_BYTES`).
+//! The plan takes it where it measured faster (see `tuning::SPLIT_PART_BYTES`).
 //!
 //! Every index is checked by every task's scan, with the same test, so each task knows on its
 //! own whether the whole call is valid: a task that reached the end publishes its part (the
@@ -16,15 +16,13 @@
 
 use super::{ElemJob, Stage};
 use crate::dtype::{DType, Element};
+use crate::exec::Ctx;
+use crate::exec::tuning::{SPLIT_BATCH as BATCH, line_cells};
 use crate::index::IndexInt;
 use crate::kernels::DestPtr;
-use crate::par;
-use crate::par::part;
 use crate::reduce::Combiner;
+use crate::shape::part;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Updates scanned per batch: the positions it selects (two `u32` each) stay in L1.
-const BATCH: usize = 1024;
 
 /// The vector scan stores 8 lanes past its count.
 const SLACK: usize = 8;
@@ -40,7 +38,7 @@ struct Picked {
 pub(crate) const SPLIT_MAX_CELLS: usize = i32::MAX as usize;
 
 /// The element scatter of one row (`outer == 1`, `inner == 1`) whose indices were *not*
-/// checked, folded by `parts` tasks, each owning a contiguous part of the row: the part is
+/// checked, folded by one task per thread of `cx`, each owning a contiguous part of the row: the part is
 /// copied into scratch (from the copy source, else from the destination), every update is
 /// scanned and those of the part applied in index order, and the part is copied out once the
 /// scan has accepted every index. Bit-identical to the sequential fold: each cell sees its
@@ -57,16 +55,16 @@ pub(crate) const SPLIT_MAX_CELLS: usize = i32::MAX as usize;
 pub(crate) unsafe fn elem_split<T: Element, I: IndexInt, C: Combiner<T>>(
     job: &ElemJob<'_, T, I>,
     dest: DestPtr<'_, T>,
-    parts: usize,
+    cx: Ctx,
 ) -> Result<(), usize> {
     let g = job.g;
     let n = g.n;
     let (idx, upd, shift) = job.single_row(SPLIT_MAX_CELLS);
-    let level = crate::isa::active_level();
-    let line = par::line_cells::<T>();
-    let parts = parts.max(1);
+    let level = cx.level;
+    let line = line_cells::<T>();
+    let parts = cx.threads;
     let first_bad = AtomicUsize::new(usize::MAX);
-    par::run_tasks(parts, parts, |t| {
+    cx.run(parts, |t| {
         let (c0, c1) = part(n, parts, t, line);
         let mut stage = Stage::<T>::take((c1 - c0).max(1));
         match job.src {

@@ -18,12 +18,12 @@ mod plan;
 
 pub(crate) use plan::{plan_gather, plan_gather_elements, plan_gather_nd};
 
-use drive::{run_alloc, run_into};
+use drive::{drive_alloc, drive_into};
 
 use crate::dtype::Element;
 use crate::error::Result;
+use crate::exec::Par;
 use crate::index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
-use crate::par::Par;
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 /// What a gather does with an index outside its dimension (after the negative-index rule).
@@ -167,7 +167,7 @@ pub fn gather<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    run_alloc("gather", plan_gather, data, indices, opts)
+    drive_alloc("gather", plan_gather, data, indices, opts)
 }
 
 /// [`gather`] into a caller-provided output of the gathered shape (may be strided).
@@ -195,7 +195,7 @@ pub fn gather_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    run_into("gather", plan_gather, data, indices, out, opts)
+    drive_into("gather", plan_gather, data, indices, out, opts)
 }
 
 /// Gathers elements along an axis (ONNX GatherElements, torch `gather`, NumPy
@@ -225,7 +225,7 @@ pub fn gather_elements<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    run_alloc("gather_elements", plan_gather_elements, data, indices, opts)
+    drive_alloc("gather_elements", plan_gather_elements, data, indices, opts)
 }
 
 /// [`gather_elements`] into a caller-provided output of indices' shape (may be strided).
@@ -251,7 +251,7 @@ pub fn gather_elements_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    run_into(
+    drive_into(
         "gather_elements",
         plan_gather_elements,
         data,
@@ -291,7 +291,7 @@ pub fn gather_nd<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    run_alloc("gather_nd", plan_gather_nd, data, indices, opts)
+    drive_alloc("gather_nd", plan_gather_nd, data, indices, opts)
 }
 
 /// [`gather_nd`] into a caller-provided output of the gathered shape (may be strided).
@@ -318,5 +318,5 @@ pub fn gather_nd_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    run_into("gather_nd", plan_gather_nd, data, indices, out, opts)
+    drive_into("gather_nd", plan_gather_nd, data, indices, out, opts)
 }

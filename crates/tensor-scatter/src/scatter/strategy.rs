@@ -4,6 +4,12 @@
 use crate::check;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::exec::Ctx;
+use crate::exec::tuning::{
+    DEDUP_MIN_CELLS, FED_ANY_ROW_THREADS, MIN_PARALLEL_BYTES, RADIX_MAX_BLOCKS, RADIX_MAX_UPDATES,
+    SPLIT_MAX_PARTS, SPLIT_PART_BYTES, STREAM_MIN_BYTES, TILE_BYTES, fold_max_bytes, line_cells,
+    radix_min_block,
+};
 use crate::index::IndexInt;
 use crate::kernels::scatter;
 use crate::reduce::Reduction;
@@ -38,6 +44,18 @@ fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<s
         idx_off: idx.offset,
         upd_off: upd.offset,
     })
+}
+
+/// Where the copy of `data` into the destination happens, for the forms that make one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum DataCopy {
+    /// No copy: the scatter is in place.
+    None,
+    /// Fused into the kernel's tasks (contiguous `data` and destination).
+    Fused,
+    /// Made by the driver before the kernel runs (a strided destination), so the kernel
+    /// is not the first to write.
+    First,
 }
 
 /// A plan ready for a fast kernel.
@@ -80,15 +98,11 @@ impl Prepared {
     }
 }
 
-/// The largest number of updates the radix kernel buckets at once (its scratch is
-/// `4 + size_of::<T>()` bytes per update).
-const RADIX_MAX_UPDATES: usize = 1 << 24;
-
 /// Chooses the element-scatter kernel. Random writes into a destination larger than a cache
 /// tile would each cost a cache line from memory, and column tiles of a power-of-two-strided
 /// matrix thrash the cache sets, so:
 /// * *whole-row blocks* when a block of `n * inner` cells fits the tile budget, staged when
-///   the copy of `data` is fused into a destination of at least `par::STREAM_MIN_BYTES`;
+///   the copy of `data` is fused into a destination of at least `tuning::STREAM_MIN_BYTES`;
 /// * *staged column tiles* when a tile one cache line wide, all `n` rows of it, fits the tile
 ///   budget and most of the destination is written anyway (`copying`: the copy of `data` is
 ///   fused into the kernel; or at least one update per destination line); they move the
@@ -100,16 +114,16 @@ const RADIX_MAX_UPDATES: usize = 1 << 24;
 #[allow(clippy::absurd_extreme_comparisons)] // STREAM_MIN_BYTES is 0 in the unit-test build
 fn elem_strategy<T>(g: scatter::ElemGeom, opts: &ScatterOptions, copying: bool) -> Prepared {
     let size = std::mem::size_of::<T>().max(1);
-    let line = crate::par::line_cells::<T>();
-    let fill = opts.reduction != Reduction::None && !opts.include_self;
+    let line = line_cells::<T>();
+    let fill = opts.fills();
     let total = g.outer.saturating_mul(g.n).saturating_mul(g.inner);
     let count = g.outer.saturating_mul(g.k).saturating_mul(g.inner);
-    if g.n.saturating_mul(g.inner).saturating_mul(size) <= crate::par::TILE_BYTES {
+    if g.n.saturating_mul(g.inner).saturating_mul(size) <= TILE_BYTES {
         // Whole-row blocks: staged when the copy is fused and the destination is large.
-        let staged = copying && total.saturating_mul(size) >= crate::par::STREAM_MIN_BYTES;
+        let staged = copying && total.saturating_mul(size) >= STREAM_MIN_BYTES;
         return Prepared::Elem { g, staged };
     }
-    let stageable = g.n.saturating_mul(line).saturating_mul(size) <= crate::par::TILE_BYTES;
+    let stageable = g.n.saturating_mul(line).saturating_mul(size) <= TILE_BYTES;
     let dense = copying || count.saturating_mul(line) >= total;
     if stageable && dense {
         return Prepared::Elem { g, staged: true };
@@ -117,13 +131,9 @@ fn elem_strategy<T>(g: scatter::ElemGeom, opts: &ScatterOptions, copying: bool) 
     if fill || count > RADIX_MAX_UPDATES {
         return Prepared::Elem { g, staged: false };
     }
-    // About L2-sized blocks, at most ~256 of them (each chunk keeps one bucket per block).
-    let small = if crate::par::SMALL_THRESHOLDS {
-        4
-    } else {
-        crate::par::TILE_BYTES / size
-    };
-    match small.max(total.div_ceil(256)).checked_next_power_of_two() {
+    // About L2-sized blocks, not too many of them (each chunk keeps one bucket per block).
+    let block = radix_min_block::<T>().max(total.div_ceil(RADIX_MAX_BLOCKS));
+    match block.checked_next_power_of_two() {
         Some(block) if block <= 1 << 32 => Prepared::ElemRadix {
             g,
             block_cells: block,
@@ -134,24 +144,16 @@ fn elem_strategy<T>(g: scatter::ElemGeom, opts: &ScatterOptions, copying: bool) 
 
 /// Whether an element scatter is one block folded by one task with its indices checked in the
 /// fold ([`scatter::elem_checked`]): a single block (`outer == 1`) of at most
-/// [`par::fold_max_bytes`](crate::par::fold_max_bytes), whose indices take at least as many
-/// bytes as the block, unless the element kernel would give every thread its own column
-/// tiles ([`scatter::column_parallel`]). A separate index pass would read every index once more,
-/// and the bucketed kernel writes and re-reads every update; the fold into scratch costs two
-/// copies of the block instead, small against the updates. But it runs on one thread, and
-/// rows wide enough to cut into column tiles measured faster with the (parallel) index pass
-/// and one tile per thread: 2-D f32 add along axis 0, `int64` indices, CLI `--repeat 301`,
-/// the binaries before and after alternating process by process, medians in µs, three
-/// rounds at 2 threads: `[512, 256]` with 256 update rows 78–125 against 132–227;
-/// `[256, 1024]` with 128 rows 235–238 against 420–497; `[1024, 256]` with 1,024 rows
-/// 282–285 against 565–574; `[2048, 256]` with 1,024 rows 333–568 against 662–712;
-/// `[4096, 64]` with 4,096 rows 379–442 against 546–559. At 1 thread (one round) level.
+/// [`fold_max_bytes`] whose indices take at least as many bytes as the block (a separate
+/// index pass would read them once more), unless the column-tile kernel would give every
+/// thread its own tiles ([`scatter::column_parallel`]), which measured faster: the fold runs
+/// on one thread.
 fn check_in_fold<T, I>(g: scatter::ElemGeom, threads: usize) -> bool {
     let block =
         g.n.saturating_mul(g.inner)
             .saturating_mul(std::mem::size_of::<T>());
     g.outer == 1
-        && block <= crate::par::fold_max_bytes(threads)
+        && block <= fold_max_bytes(threads)
         && g.k
             .saturating_mul(g.inner)
             .saturating_mul(std::mem::size_of::<I>())
@@ -161,33 +163,32 @@ fn check_in_fold<T, I>(g: scatter::ElemGeom, threads: usize) -> bool {
 
 /// Whether the split fold ([`scatter::elem_split`], one part per thread) takes this scatter:
 /// a row both parallel folds could take ([`parallel_row`]) of at most
-/// [`par::SPLIT_PART_BYTES`](crate::par::SPLIT_PART_BYTES) per thread, with 2 to
-/// [`par::SPLIT_MAX_PARTS`](crate::par::SPLIT_MAX_PARTS) threads. Every task reads every
+/// [`SPLIT_PART_BYTES`](SPLIT_PART_BYTES) per thread, with 2 to
+/// [`SPLIT_MAX_PARTS`](SPLIT_MAX_PARTS) threads. Every task reads every
 /// index, and with 8-byte indices that read costs about what halving the updates saves: they
-/// are split only above [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS)
+/// are split only above [`FED_ANY_ROW_THREADS`](FED_ANY_ROW_THREADS)
 /// threads and only when the row is too big for the single fold
-/// ([`par::fold_max_bytes`](crate::par::fold_max_bytes)); up to that thread count the fed
+/// ([`fold_max_bytes`](fold_max_bytes)); up to that thread count the fed
 /// fold ([`fed_fold`]) takes them, which measured faster there.
 fn split_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
-    let fits = row <= threads.saturating_mul(crate::par::SPLIT_PART_BYTES);
-    (2..=crate::par::SPLIT_MAX_PARTS).contains(&threads)
+    let fits = row <= threads.saturating_mul(SPLIT_PART_BYTES);
+    (2..=SPLIT_MAX_PARTS).contains(&threads)
         && parallel_row::<T, I>(g, opts)
         && g.n <= scatter::SPLIT_MAX_CELLS
         && fits
         && (std::mem::size_of::<I>() <= 4
-            || (threads > crate::par::FED_ANY_ROW_THREADS
-                && row > crate::par::fold_max_bytes(threads)))
+            || (threads > FED_ANY_ROW_THREADS && row > fold_max_bytes(threads)))
 }
 
 /// What the split and the fed fold both need: one row (`outer == 1`, `inner == 1`), the
 /// `error` out-of-range rule, no identity fill, at least as many index bytes as row bytes
 /// (otherwise the row's copies into and out of scratch outweigh the updates), and at least
-/// [`par::MIN_PARALLEL_BYTES`](crate::par::MIN_PARALLEL_BYTES) of indices, updates and row to
+/// [`MIN_PARALLEL_BYTES`](MIN_PARALLEL_BYTES) of indices, updates and row to
 /// move (below that a parallel call costs more than it saves).
 #[allow(clippy::absurd_extreme_comparisons)] // MIN_PARALLEL_BYTES is 0 in the unit-test build
 fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) -> bool {
-    let fill = opts.reduction != Reduction::None && !opts.include_self;
+    let fill = opts.fills();
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let index_bytes = g.k.saturating_mul(std::mem::size_of::<I>());
     let bytes = index_bytes
@@ -198,20 +199,20 @@ fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) -> bool {
         && opts.index_policy.out_of_range == crate::index::OutOfRange::Error
         && !fill
         && index_bytes >= row
-        && bytes >= crate::par::MIN_PARALLEL_BYTES
+        && bytes >= MIN_PARALLEL_BYTES
 }
 
 /// Whether the fed fold ([`scatter::elem_fed`]) takes this scatter: at 2 threads or more, a row
 /// both parallel folds could take ([`parallel_row`]) of at most [`scatter::FED_MAX_CELLS`]
 /// cells, either within the single fold's budget ([`check_in_fold`]) or, up to
-/// [`par::FED_ANY_ROW_THREADS`](crate::par::FED_ANY_ROW_THREADS) threads, of any size. The
+/// [`FED_ANY_ROW_THREADS`](FED_ANY_ROW_THREADS) threads, of any size. The
 /// split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
 /// where it measured faster).
 fn fed_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     threads >= 2
         && parallel_row::<T, I>(g, opts)
         && g.n <= scatter::FED_MAX_CELLS
-        && (threads <= crate::par::FED_ANY_ROW_THREADS || check_in_fold::<T, I>(g, threads))
+        && (threads <= FED_ANY_ROW_THREADS || check_in_fold::<T, I>(g, threads))
 }
 
 /// The index pass of the fast strategies.
@@ -222,16 +223,17 @@ pub(super) fn prepare<T, I: IndexInt>(
     indices: &TensorView<'_, I>,
     upd: &Layout,
     opts: &ScatterOptions,
-    copying: bool,
-    written_first: bool,
+    copy: DataCopy,
+    cx: Ctx,
 ) -> Result<Prepared> {
     if let Some(axis) = plan.elem_axis
         && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
     {
-        let threads = opts.par.threads();
+        let threads = cx.threads;
         // A kernel that checks the indices as it runs must also be the first to write; when
         // the driver writes before the kernel (the copy of `data` into a strided output),
         // the index pass runs first and the kernel is one that does not check.
+        let written_first = copy == DataCopy::First;
         if !written_first {
             if split_fold::<T, I>(g, opts, threads) {
                 return Ok(Prepared::ElemSplit { g });
@@ -243,19 +245,19 @@ pub(super) fn prepare<T, I: IndexInt>(
                 return Ok(Prepared::ElemChecked { g });
             }
         }
-        let mut p = elem_strategy::<T>(g, opts, copying);
+        let mut p = elem_strategy::<T>(g, opts, copy == DataCopy::Fused);
         if written_first && p.kernel_checks() {
             p = Prepared::Elem { g, staged: false };
         }
         if !p.kernel_checks() {
-            validate_flat(plan, indices, opts)?;
+            validate_flat(plan, indices, opts, cx)?;
         }
         return Ok(p);
     }
     let mut resolved = resolve_indices(plan, indices, opts.index_policy)?;
     let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
         .saturating_mul(crate::shape::sat_product(&plan.slice_shape));
-    if opts.reduction == Reduction::None && cells_per_tuple >= crate::par::DEDUP_MIN_CELLS {
+    if opts.reduction == Reduction::None && cells_per_tuple >= DEDUP_MIN_CELLS {
         drop_overwritten(&mut resolved);
     }
     Ok(Prepared::Ranges(resolved))
@@ -309,18 +311,14 @@ fn validate_flat<I: IndexInt>(
     plan: &Plan,
     indices: &TensorView<'_, I>,
     opts: &ScatterOptions,
+    cx: Ctx,
 ) -> Result<()> {
     let l = &indices.layout;
     let Some(flat) = indices.data.get(l.offset..l.offset + l.numel) else {
         return Ok(()); // unreachable for a contiguous view
     };
     let c = &plan.comps[0];
-    match check::first_bad(
-        flat,
-        &[(c.dim, c.size)],
-        opts.index_policy,
-        opts.par.threads(),
-    ) {
+    match check::first_bad(flat, &[(c.dim, c.size)], opts.index_policy, cx) {
         None => Ok(()),
         Some(bad) => Err(flat_index_error(plan, indices, bad, opts)),
     }

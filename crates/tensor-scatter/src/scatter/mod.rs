@@ -1,4 +1,4 @@
-//! The operators and the engine they share.
+//! The three scatters and the engine they share.
 //!
 //! All three scatters are one computation: for every *outer* coordinate
 //! (ScatterUpdate's `data[..axis]`), for every index *tuple* in row-major order of `indices`,
@@ -16,19 +16,18 @@
 //! [`sequential`] is the one-thread engine for what the parallel kernels do not cover.
 
 mod drive;
-pub(crate) mod gather;
+pub(crate) mod elements;
+pub(crate) mod nd;
 mod plan;
-pub(crate) mod scatter_elements;
-pub(crate) mod scatter_nd;
-pub(crate) mod scatter_update;
 mod sequential;
 mod strategy;
+pub(crate) mod update;
 
 pub(crate) use drive::{run_in_place, run_out, run_out_of_place};
 pub(crate) use plan::{Component, Plan};
 
+use crate::exec::Par;
 use crate::index::IndexPolicy;
-use crate::par::Par;
 use crate::reduce::{Accumulation, Reduction};
 use crate::view::{Layout, TensorView};
 
@@ -100,6 +99,12 @@ impl ScatterOptions {
     pub fn par(mut self, par: Par) -> Self {
         self.par = par;
         self
+    }
+
+    /// Whether every targeted cell starts from the reduction's identity (`include_self` false
+    /// with a reduction other than `none`).
+    pub(crate) fn fills(&self) -> bool {
+        self.reduction != Reduction::None && !self.include_self
     }
 }
 

@@ -8,7 +8,7 @@
 //!
 //! Why not a rayon scope or scoped threads: a scope returns only after each spawned job has
 //! run, so a call waits for a sleeping worker to wake or for a fresh thread to start (see
-//! DESIGN.md, "Who runs the tasks", for what each cost). Idle helpers here spin for [`SPIN`] before they sleep, so calls in
+//! DESIGN.md, "Who runs the tasks", for what each cost). Idle helpers here spin for [`HELPER_SPIN`] before they sleep, so calls in
 //! quick succession find them awake, and a call never waits for one that is not.
 //!
 //! The result never depends on who runs which task: every task owns disjoint output cells.
@@ -17,17 +17,9 @@ use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How long an idle helper spins for the next call before it sleeps.
-const SPIN: Duration = Duration::from_micros(200);
-
-/// How long a caller done with its own tasks spins for the helpers' before it sleeps.
-const WAIT_SPIN: Duration = Duration::from_micros(20);
-
-/// The most helper threads started (a call asking for more threads runs with this many
-/// helpers; its tasks still all run).
-const MAX_HELPERS: usize = 255;
+use super::tuning::{CALLER_SPIN, HELPER_SPIN, MAX_HELPERS};
 
 /// The caller's task function, its lifetime erased.
 type TaskFn = dyn Fn(usize) + Sync;
@@ -128,7 +120,7 @@ fn helper(i: usize) {
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(256) {
-                if start.elapsed() >= SPIN {
+                if start.elapsed() >= HELPER_SPIN {
                     break;
                 }
                 // Gives way where there are more runnable threads than cores.
@@ -215,7 +207,7 @@ pub(crate) fn run(threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) -> b
     while job.done.load(Ordering::Acquire) < tasks {
         std::hint::spin_loop();
         spins = spins.wrapping_add(1);
-        if spins.is_multiple_of(64) && start.elapsed() >= WAIT_SPIN {
+        if spins.is_multiple_of(64) && start.elapsed() >= CALLER_SPIN {
             let mut g = lock(&job.finished);
             while job.done.load(Ordering::Acquire) < tasks {
                 g = job

@@ -3,6 +3,7 @@
 
 use crate::dtype::{Element, is_bits};
 use crate::error::{Error, Result};
+use crate::exec::Ctx;
 use crate::index::{IndexInt, with_native_indices};
 use crate::kernels::{self, DestPtr, scatter};
 use crate::reduce::{AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
@@ -10,8 +11,8 @@ use crate::shape::Odometer;
 use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 
 use super::plan::{Plan, Planner, Runs, SKIP, resolve_indices};
-use super::sequential::execute;
-use super::strategy::{Prepared, fast_supported, flat_index_error, prepare};
+use super::sequential::run_sequential;
+use super::strategy::{DataCopy, Prepared, fast_supported, flat_index_error, prepare};
 use super::{ScatterOptions, contiguous_data, is_contiguous, shape_text};
 
 /// Runs `$body` with `$C` bound to the combiner of reduction `$r` (`mean` never reaches the
@@ -66,10 +67,10 @@ fn run_fast<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
+    cx: Ctx,
 ) -> Result<()> {
-    let threads = opts.par.threads();
     let r = opts.reduction;
-    let fill = (r != Reduction::None && !opts.include_self).then(|| T::identity(r));
+    let fill = opts.fills().then(|| T::identity(r));
     let elem_job = |g, fill, staged| scatter::ElemJob {
         g,
         idx: indices.data,
@@ -82,16 +83,16 @@ fn run_fast<T: Element, I: IndexInt>(
     match prep {
         &Prepared::ElemRadix { g, block_cells } => {
             let job = elem_job(g, None, false);
-            let buckets = scatter::radix_bucket(&job, block_cells, threads)
+            let buckets = scatter::radix_bucket(&job, block_cells, cx)
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))?;
-            with_combiner!(r, T, C => scatter::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, threads));
+            with_combiner!(r, T, C => scatter::radix_apply::<T, C>(g, &buckets, src, dest, block_cells, cx));
             Ok(())
         }
         &Prepared::ElemChecked { g } => {
             let job = elem_job(g, fill, false);
             // SAFETY: the plan's geometry has outer == 1 and `dest` covers it (`elem_geom`);
             // with `src` absent the destination was initialised by the caller or the copy.
-            with_combiner!(r, T, C => unsafe { scatter::elem_checked::<T, I, C>(&job, dest) })
+            with_combiner!(r, T, C => unsafe { scatter::elem_checked::<T, I, C>(&job, dest, cx) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::ElemSplit { g } => {
@@ -100,7 +101,7 @@ fn run_fast<T: Element, I: IndexInt>(
             // the `Error` out-of-range rule without a fill, and `dest` covers it
             // (`elem_geom`); with `src` absent the destination was initialised by the caller
             // or the copy.
-            with_combiner!(r, T, C => unsafe { scatter::elem_split::<T, I, C>(&job, dest, threads) })
+            with_combiner!(r, T, C => unsafe { scatter::elem_split::<T, I, C>(&job, dest, cx) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::ElemFed { g } => {
@@ -108,12 +109,12 @@ fn run_fast<T: Element, I: IndexInt>(
             // SAFETY: `fed_fold` took a single row of at most FED_MAX_CELLS cells under the
             // `Error` out-of-range rule without a fill, and `dest` covers it (`elem_geom`);
             // with `src` absent the destination was initialised by the caller or the copy.
-            with_combiner!(r, T, C => unsafe { scatter::elem_fed::<T, I, C>(&job, dest) })
+            with_combiner!(r, T, C => unsafe { scatter::elem_fed::<T, I, C>(&job, dest, cx) })
                 .map_err(|bad| flat_index_error(plan, indices, bad, opts))
         }
         &Prepared::Elem { g, staged } => {
             let job = elem_job(g, fill, staged);
-            with_combiner!(r, T, C => scatter::elements::<T, I, C>(&job, dest, threads));
+            with_combiner!(r, T, C => scatter::elements::<T, I, C>(&job, dest, cx));
             Ok(())
         }
         Prepared::Ranges(resolved) => {
@@ -158,7 +159,7 @@ fn run_fast<T: Element, I: IndexInt>(
                 src,
                 fill,
             };
-            with_combiner!(r, T, C => scatter::ranges::<T, C>(&job, dest, threads));
+            with_combiner!(r, T, C => scatter::ranges::<T, C>(&job, dest, cx));
             Ok(())
         }
     }
@@ -204,6 +205,7 @@ fn run_into<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
+    cx: Ctx,
 ) -> Result<()> {
     if updates.layout.numel == 0 {
         check_only(plan, indices, opts)?;
@@ -222,8 +224,12 @@ fn run_into<T: Element, I: IndexInt>(
             indices,
             &updates.layout,
             opts,
-            fused.is_some(),
-            copy_from.is_some() && fused.is_none(),
+            match (copy_from, fused) {
+                (None, _) => DataCopy::None,
+                (Some(_), Some(_)) => DataCopy::Fused,
+                (Some(_), None) => DataCopy::First,
+            },
+            cx,
         )?;
         if let (Some(d), None) = (copy_from, fused) {
             // Every index was checked: `prepare` takes no checking kernel when the copy
@@ -240,13 +246,14 @@ fn run_into<T: Element, I: IndexInt>(
             indices,
             updates,
             opts,
+            cx,
         )?;
     } else {
         let resolved = resolve_indices(plan, indices, opts.index_policy)?;
         if let Some(d) = copy_from {
             copy_view(d, dest, dest_layout);
         }
-        execute(
+        run_sequential(
             plan,
             &resolved,
             dest,
@@ -291,6 +298,7 @@ fn out_of_place<T: Element, I: IndexInt>(
     opts: &ScatterOptions,
 ) -> Result<Tensor<T>> {
     opts.reduction.check_for::<T>(op)?;
+    let cx = Ctx::new(opts.par);
     let dest_layout = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
     let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
     if fast_supported::<T>(opts)
@@ -303,8 +311,8 @@ fn out_of_place<T: Element, I: IndexInt>(
             indices,
             &updates.layout,
             opts,
-            true,
-            false,
+            DataCopy::Fused,
+            cx,
         )?;
         // SAFETY: with `src` given, every fast kernel that returns Ok copied every cell of the
         // contiguous destination (tiles, blocks and ranges each partition all of it) before
@@ -323,6 +331,7 @@ fn out_of_place<T: Element, I: IndexInt>(
                         indices,
                         updates,
                         opts,
+                        cx,
                     )
                 },
             )
@@ -341,6 +350,7 @@ fn out_of_place<T: Element, I: IndexInt>(
         indices,
         updates,
         opts,
+        cx,
     )?;
     Ok(out)
 }
@@ -375,6 +385,7 @@ fn out_into<T: Element, I: IndexInt>(
     opts: &ScatterOptions,
 ) -> Result<()> {
     opts.reduction.check_for::<T>(op)?;
+    let cx = Ctx::new(opts.par);
     if out.layout.shape != data.layout.shape {
         return Err(Error::shape(
             op,
@@ -392,6 +403,7 @@ fn out_into<T: Element, I: IndexInt>(
         indices,
         updates,
         opts,
+        cx,
     )
 }
 
@@ -422,6 +434,16 @@ fn in_place<T: Element, I: IndexInt>(
     opts: &ScatterOptions,
 ) -> Result<()> {
     opts.reduction.check_for::<T>(op)?;
+    let cx = Ctx::new(opts.par);
     let plan = planner(&dest.layout, &indices.layout, &updates.layout, opts)?;
-    run_into(&plan, dest.data, &dest.layout, None, indices, updates, opts)
+    run_into(
+        &plan,
+        dest.data,
+        &dest.layout,
+        None,
+        indices,
+        updates,
+        opts,
+        cx,
+    )
 }

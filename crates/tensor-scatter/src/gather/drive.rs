@@ -6,15 +6,16 @@ use std::borrow::Cow;
 use crate::check;
 use crate::dtype::{BitsOf, Element};
 use crate::error::{Error, Result};
+use crate::exec::Ctx;
 use crate::index::{IndexInt, IndexPolicy, with_native_indices};
 use crate::kernels::gather::Job;
 use crate::kernels::{self, DestPtr};
-use crate::ops::{contiguous_data, is_contiguous};
+use crate::scatter::{contiguous_data, is_contiguous};
 use crate::shape::Odometer;
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 use super::GatherOptions;
-use super::plan::{GatherPlan, Planner};
+use super::plan::{GatherPlan, GatherPlanner};
 
 /// The elements of a view in row-major order, borrowed when it is contiguous.
 fn flat<'a, T: Copy>(v: &TensorView<'a, T>) -> Cow<'a, [T]> {
@@ -32,9 +33,9 @@ fn validate<I: IndexInt>(
     idx: &[I],
     idx_shape: &[usize],
     policy: IndexPolicy,
-    threads: usize,
+    cx: Ctx,
 ) -> Result<()> {
-    match check::first_bad(idx, &plan.comps, policy, threads) {
+    match check::first_bad(idx, &plan.comps, policy, cx) {
         None => Ok(()),
         Some(bad) => Err(check::error_at(
             plan.op,
@@ -49,12 +50,13 @@ fn validate<I: IndexInt>(
 
 /// Runs the kernel into `dest` (`plan.out_numel` cells), moving `T` as its bits
 /// ([`BitsOf`]): one kernel per byte width.
-fn execute<T: Element, I: IndexInt>(
+fn run_kernel<T: Element, I: IndexInt>(
     plan: &GatherPlan,
     data: &[T],
     idx: &[I],
     opts: &GatherOptions<T>,
     dest: DestPtr<'_, T>,
+    cx: Ctx,
 ) {
     // An empty output has nothing to write; its tuple count need not be bounded by any buffer
     // (GatherND with k = 0 and indices [2⁴⁰, 0]), so the kernels must not walk it (found by
@@ -70,20 +72,20 @@ fn execute<T: Element, I: IndexInt>(
         idx,
         policy: opts.policy(),
         fill: BitsOf::<T>::from_bits_u64(opts.fill_value.to_bits_u64()),
-        threads: opts.par.threads(),
-        level: crate::isa::active_level(),
+        cx,
     };
     kernels::gather::run(&plan.geom, &job, dest, plan.out_numel);
 }
 
 /// Plans, checks a caller-provided output's shape (when given), then checks every index;
 /// returns the plan and `indices` in row-major order.
-fn prepare<'a, T: Element, I: IndexInt>(
-    planner: Planner,
+fn plan_checked<'a, T: Element, I: IndexInt>(
+    planner: GatherPlanner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'a, I>,
     out_shape: Option<&[usize]>,
     opts: &GatherOptions<T>,
+    cx: Ctx,
 ) -> Result<(GatherPlan, Cow<'a, [I]>)> {
     let plan = planner(
         &data.layout.shape,
@@ -102,13 +104,7 @@ fn prepare<'a, T: Element, I: IndexInt>(
         ));
     }
     let idx = flat(indices);
-    validate(
-        &plan,
-        &idx,
-        &indices.layout.shape,
-        opts.policy(),
-        opts.par.threads(),
-    )?;
+    validate(&plan, &idx, &indices.layout.shape, opts.policy(), cx)?;
     Ok((plan, idx))
 }
 
@@ -117,6 +113,7 @@ fn build<T: Element, I: IndexInt>(
     data: &TensorView<'_, T>,
     idx: &[I],
     opts: &GatherOptions<T>,
+    cx: Ctx,
 ) -> Result<Vec<T>> {
     let data = flat(data);
     // SAFETY: both geometries write every one of the `out_numel` cells (slices: every row,
@@ -126,16 +123,16 @@ fn build<T: Element, I: IndexInt>(
             plan.out_numel,
             |bytes| Error::out_of_memory(plan.op, "output", bytes),
             |dest| {
-                execute(plan, &data, idx, opts, dest);
+                run_kernel(plan, &data, idx, opts, dest, cx);
                 Ok(())
             },
         )
     }
 }
 
-pub(super) fn run_alloc<T: Element, I: IndexInt>(
+pub(super) fn drive_alloc<T: Element, I: IndexInt>(
     op: &'static str,
-    planner: Planner,
+    planner: GatherPlanner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
@@ -144,22 +141,23 @@ pub(super) fn run_alloc<T: Element, I: IndexInt>(
 }
 
 fn alloc<T: Element, I: IndexInt>(
-    planner: Planner,
+    planner: GatherPlanner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
-    let (plan, idx) = prepare(planner, data, indices, None, opts)?;
-    let out = build(&plan, data, &idx, opts)?;
+    let cx = Ctx::new(opts.par);
+    let (plan, idx) = plan_checked(planner, data, indices, None, opts, cx)?;
+    let out = build(&plan, data, &idx, opts, cx)?;
     Ok(Tensor {
         data: out,
         shape: plan.out_shape,
     })
 }
 
-pub(super) fn run_into<T: Element, I: IndexInt>(
+pub(super) fn drive_into<T: Element, I: IndexInt>(
     op: &'static str,
-    planner: Planner,
+    planner: GatherPlanner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
     out: &mut TensorViewMut<'_, T>,
@@ -169,19 +167,20 @@ pub(super) fn run_into<T: Element, I: IndexInt>(
 }
 
 fn into<T: Element, I: IndexInt>(
-    planner: Planner,
+    planner: GatherPlanner,
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
-    let (plan, idx) = prepare(planner, data, indices, Some(&out.layout.shape), opts)?;
+    let cx = Ctx::new(opts.par);
+    let (plan, idx) = plan_checked(planner, data, indices, Some(&out.layout.shape), opts, cx)?;
     let l = &out.layout;
     if is_contiguous(l) {
         let cells = &mut out.data[l.offset..l.offset + l.numel];
-        execute(&plan, &flat(data), &idx, opts, DestPtr::new(cells));
+        run_kernel(&plan, &flat(data), &idx, opts, DestPtr::new(cells), cx);
     } else {
-        let tmp = build(&plan, data, &idx, opts)?;
+        let tmp = build(&plan, data, &idx, opts, cx)?;
         let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
         for &v in &tmp {
             if let Some([p]) = odo.next_offsets() {

@@ -11,7 +11,7 @@ use super::plan::{Plan, Runs, for_each_run};
 
 /// Runs the kernel for a validated plan. Infallible: every position it touches was proven in
 /// bounds by the view checks and the index pass.
-pub(crate) fn execute<T: Element>(
+pub(crate) fn run_sequential<T: Element>(
     plan: &Plan,
     resolved: &[isize],
     dest: &mut [T],

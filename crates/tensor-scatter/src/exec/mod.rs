@@ -1,89 +1,23 @@
-//! Deterministic parallelism: the [`Par`] setting, its global default, and the one place where
-//! the sequential thresholds live.
+//! Where the work runs: the [`Par`] setting and its global default, the context an operation
+//! resolves it into once ([`Ctx`]: thread count and instruction-set level), the tasks a
+//! kernel is cut into and who runs them (`pool`), and every tuning constant ([`tuning`]).
 //!
 //! Every parallel kernel partitions by *destination*: each task owns a disjoint set of output
 //! cells and applies the updates that target them in index order. No atomics, no floating
 //! point `reduce`/`fold` across threads, so the result is bit-identical for every thread count
 //! (and equal to the sequential reference oracle).
 
-pub(crate) use crate::shape::part;
+pub mod isa;
+#[cfg(feature = "parallel")]
+mod pool;
+pub(crate) mod tuning;
+
 use std::num::NonZeroUsize;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Whether the thresholds below take their small values, so that small inputs go through
-/// every parallel split, tile, stage and ring: in the unit tests, and in builds made with
-/// `RUSTFLAGS="--cfg tensor_scatter_small_thresholds"` (`fuzz/run.sh --small`, and the
-/// integration tests when run that way). Results never depend on it; only speed does, so
-/// it is never for production builds.
-pub(crate) const SMALL_THRESHOLDS: bool = cfg!(any(test, tensor_scatter_small_thresholds));
-
-/// Work below this many bytes of traffic (destination plus updates) runs on the calling
-/// thread: below it a parallel call costs more than it saves.
-pub(crate) const MIN_PARALLEL_BYTES: usize = if SMALL_THRESHOLDS { 0 } else { 1 << 18 };
-
-/// A task of a parallel kernel should move at least this many bytes (keeps per-task overhead
-/// below a few percent).
-pub(crate) const MIN_TASK_BYTES: usize = if SMALL_THRESHOLDS { 1 } else { 1 << 16 };
-
-/// A destination tile of the element-scatter kernel fits in this many bytes, so it stays in
-/// L2 while the index and update rows stream through.
-pub(crate) const TILE_BYTES: usize = if SMALL_THRESHOLDS { 16 } else { 1 << 20 };
-
-/// A single-block element scatter (`outer == 1`) with at least as many index bytes as block
-/// bytes is folded by one task, its indices checked by the fold, up to this many block bytes
-/// divided by the thread count ([`fold_max_bytes`]); past it the buckets win.
-pub(crate) const FOLD_BUDGET_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 4 << 20 };
-
-/// The split fold ([`elem_split`](crate::kernels::scatter::elem_split)) takes a single row
-/// of at most this many bytes per thread, with at most [`SPLIT_MAX_PARTS`] threads (8-byte
-/// indices only above [`FED_ANY_ROW_THREADS`] threads and [`fold_max_bytes`]): past it each
-/// task's part no longer fits the cache.
-pub(crate) const SPLIT_PART_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 2 << 20 };
-
-/// Up to this many threads the fed fold ([`elem_fed`](crate::kernels::scatter::elem_fed))
-/// takes single rows of any size that the split fold does not (8-byte indices, rows past
-/// `threads` × [`SPLIT_PART_BYTES`]); it uses two threads, so above that it keeps to the
-/// single fold's budget.
-pub(crate) const FED_ANY_ROW_THREADS: usize = 2;
-
-/// The most parts the split fold cuts a row into: every task reads every index, so beyond a
-/// few tasks the reads outgrow the updates each task applies (measured only at 2 threads
-/// here; with more than this many threads a row takes the single fold or the buckets).
-pub(crate) const SPLIT_MAX_PARTS: usize = 4;
-
-/// The largest block folded by one task for `threads` threads (see [`FOLD_BUDGET_BYTES`]):
-/// the bucketed kernel's cost per update falls with the thread count, the single fold's does
-/// not.
-pub(crate) fn fold_max_bytes(threads: usize) -> usize {
-    (FOLD_BUDGET_BYTES / threads.max(1)).max(TILE_BYTES)
-}
-
-/// An element scatter whose tiles are whole rows (a block of `n * inner` cells fits a tile)
-/// stages them (builds each block in scratch, then streams it out) when the copy of `data` is
-/// fused and the destination has at least this many bytes: streamed lines skip the
-/// read-for-ownership, while a smaller destination is better left in cache for its reader
-/// (0 with [`SMALL_THRESHOLDS`], so small inputs take the staged path).
-pub(crate) const STREAM_MIN_BYTES: usize = if SMALL_THRESHOLDS { 0 } else { 8 << 20 };
-
-/// A slice scatter's task (ScatterND, ScatterUpdate) copies its destination range from `data`
-/// with non-temporal stores when the range has at least this many bytes (64 with
-/// [`SMALL_THRESHOLDS`], where the property tests take both copies): the streamed copy skips the
-/// read-for-ownership of every line, while the cached one leaves the range in cache for the
-/// slices applied after it.
-pub(crate) const RANGE_STREAM_MIN_BYTES: usize = if SMALL_THRESHOLDS { 64 } else { 8 << 20 };
-
-/// Slice scatters with `none` drop the tuples that a later tuple overwrites (so their updates
-/// are never read) when each tuple moves at least this many cells: the bookkeeping, a bit per
-/// possible offset, then costs little against the copies it can save (0 with [`SMALL_THRESHOLDS`], so
-/// their small inputs go through it).
-pub(crate) const DEDUP_MIN_CELLS: usize = if SMALL_THRESHOLDS { 0 } else { 512 };
-
-/// Cells per cache line, the alignment of task boundaries (1 or 2 with [`SMALL_THRESHOLDS`], so
-/// their small inputs are cut into many tiles).
-pub(crate) fn line_cells<T>() -> usize {
-    let line = if SMALL_THRESHOLDS { 4 } else { 64 };
-    (line / std::mem::size_of::<T>().max(1)).max(1)
-}
+use isa::Level;
+use tuning::{MIN_PARALLEL_BYTES, MIN_TASK_BYTES};
 
 /// How many threads an operation may use.
 ///
@@ -142,10 +76,45 @@ pub fn set_default_threads(n: usize) {
 
 /// The thread count [`Par::Auto`] resolves to: the value given to [`set_default_threads`],
 /// or the number of cores available to the process.
+/// The core count is read once per process: `available_parallelism` reads the affinity mask
+/// and cgroup limits, which costs more than a small operation.
 pub fn default_threads() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
     match DEFAULT_THREADS.load(Ordering::Relaxed) {
-        0 => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        0 => {
+            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
+        }
         n => n,
+    }
+}
+
+/// What an operation resolves once, before it plans: how many threads it may use and the
+/// instruction-set level its kernels run at. Every kernel and index pass of the call takes
+/// it, so a call never re-reads the global default or the thread-local level.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ctx {
+    /// At least 1.
+    pub(crate) threads: usize,
+    pub(crate) level: Level,
+}
+
+impl Ctx {
+    /// The context for `par` on this thread, now.
+    pub(crate) fn new(par: Par) -> Ctx {
+        Ctx {
+            threads: par.threads(),
+            level: isa::active_level(),
+        }
+    }
+
+    /// How many tasks to cut `bytes` of work into (see [`task_count`]).
+    pub(crate) fn tasks(self, bytes: usize, per_thread: usize) -> usize {
+        task_count(self.threads, bytes, per_thread)
+    }
+
+    /// Runs `f(t)` for every `t < tasks` on up to `self.threads` threads (see [`run_tasks`]).
+    pub(crate) fn run(self, tasks: usize, f: impl Fn(usize) + Sync) {
+        run_tasks(self.threads, tasks, f)
     }
 }
 
@@ -184,6 +153,8 @@ mod imp {
 
     use rayon::prelude::*;
 
+    use super::pool;
+
     /// Pools for explicit thread counts other than the global pool's, built once each.
     static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
 
@@ -205,7 +176,7 @@ mod imp {
 
     pub(super) fn run(threads: usize, tasks: usize, f: &(dyn Fn(usize) + Sync)) {
         if rayon::current_thread_index().is_none() {
-            if crate::pool::run(threads, tasks, f) {
+            if pool::run(threads, tasks, f) {
                 return;
             }
             // Another call holds the helpers: this one starts its own threads.

@@ -1,7 +1,7 @@
 //! The shape-only plans of the three gathers.
 
 use crate::error::{Error, Result};
-use crate::kernels::gather::{Comp, ElemGeom, Geom, SliceGeom};
+use crate::kernels::gather::{Comp, ElementsGeom, Geom, SliceGeom};
 use crate::shape::{contiguous_strides, normalize_axis, numel, sat_product};
 
 /// The shape-only plan of one gather (for contiguous `data` and `indices`).
@@ -15,7 +15,7 @@ pub(crate) struct GatherPlan {
     pub(super) comps: Vec<(usize, usize)>,
 }
 
-pub(super) type Planner = fn(&[usize], &[usize], i64, i64) -> Result<GatherPlan>;
+pub(super) type GatherPlanner = fn(&[usize], &[usize], i64, i64) -> Result<GatherPlan>;
 
 fn out_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
     let n = numel(op, "indices", shape)?;
@@ -126,7 +126,7 @@ pub(crate) fn plan_gather_elements(
         op,
         out_numel: out_numel(op, q)?,
         out_shape: q.to_vec(),
-        geom: Geom::Elements(ElemGeom {
+        geom: Geom::Elements(ElementsGeom {
             shape: q.to_vec(),
             data_strides: contiguous_strides(d).iter().map(|&s| s as usize).collect(),
             axis: a,
