@@ -1,7 +1,7 @@
 //! NumPy `.npy` files (format versions 1, 2 and 3), read into and written from [`DynTensor`].
 //!
-//! Little- and big-endian arrays of every tensor-scatter dtype are read; C order only.
-//! bfloat16 arrays as `ml_dtypes` writes them (`<V2`, raw 2-byte records) are read as bf16
+//! Little- and big-endian arrays of every tensor-scatter dtype are read, in C or Fortran order
+//! (`np.save` of a transposed array writes the latter). bfloat16 arrays as `ml_dtypes` writes them (`<V2`, raw 2-byte records) are read as bf16
 //! when `bf16` is set, and bf16 tensors are written back as `<V2`.
 
 use std::io::Write;
@@ -32,12 +32,12 @@ pub(crate) fn parse(bytes: &[u8], bf16_records: bool) -> Result<DynTensor, Strin
     let header = std::str::from_utf8(header).map_err(|_| "header is not text")?;
     let descr = dict_value(header, "descr").ok_or("header has no 'descr'")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let fortran = dict_value(header, "fortran_order").ok_or("header has no 'fortran_order'")?;
-    if fortran.trim() != "False" {
-        return Err(
-            "Fortran-order arrays are not supported; save with np.ascontiguousarray".into(),
-        );
-    }
+    let fortran = match dict_value(header, "fortran_order").map(str::trim) {
+        Some("False") => false,
+        Some("True") => true,
+        Some(v) => return Err(format!("'fortran_order' is {v}, not True or False")),
+        None => return Err("header has no 'fortran_order'".into()),
+    };
     let shape = parse_shape(dict_value(header, "shape").ok_or("header has no 'shape'")?)?;
     let (dtype, big_endian) = parse_descr(descr, bf16_records)?;
     let count = shape
@@ -53,6 +53,13 @@ pub(crate) fn parse(bytes: &[u8], bf16_records: bool) -> Result<DynTensor, Strin
             body.len()
         ));
     }
+    let c_order;
+    let body = if fortran && shape.len() > 1 {
+        c_order = fortran_to_c(body, &shape, width);
+        &c_order[..]
+    } else {
+        body
+    };
     let buffer = decode(dtype, body, big_endian)?;
     DynTensor::new(buffer, &shape).map_err(|e| e.to_string())
 }
@@ -117,6 +124,36 @@ fn parse_descr(descr: &str, bf16_records: bool) -> Result<(DType, bool), String>
         _ => return Err(format!("unsupported dtype '{descr}'")),
     };
     Ok((dtype, big))
+}
+
+/// The elements of the column-major `body` (of `shape`, `width` bytes each) in row-major order.
+fn fortran_to_c(body: &[u8], shape: &[usize], width: usize) -> Vec<u8> {
+    // Column-major strides, in elements.
+    let strides: Vec<usize> = shape
+        .iter()
+        .scan(1usize, |s, &n| {
+            let here = *s;
+            *s *= n;
+            Some(here)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(body.len());
+    let mut coord = vec![0usize; shape.len()];
+    let mut at = 0usize;
+    for _ in 0..body.len() / width.max(1) {
+        out.extend_from_slice(&body[at * width..(at + 1) * width]);
+        // The next row-major coordinate, and its column-major position.
+        for d in (0..shape.len()).rev() {
+            coord[d] += 1;
+            at += strides[d];
+            if coord[d] < shape[d] {
+                break;
+            }
+            at -= strides[d] * shape[d];
+            coord[d] = 0;
+        }
+    }
+    out
 }
 
 /// Decodes `body` (element width already checked) into a typed buffer.
@@ -308,6 +345,39 @@ mod tests {
             b"|b1",
         );
         assert!(parse(&bad_bool, false).unwrap_err().contains("byte 2"));
+    }
+
+    #[test]
+    fn fortran_order_arrays_are_read_in_row_major_order() {
+        // [[0, 1, 2], [3, 4, 5]] stored column by column, and a 3-D array.
+        let bytes = swap(
+            encode(&DynTensor::from_vec(vec![0i32, 3, 1, 4, 2, 5], &[2, 3]).unwrap()),
+            b"'fortran_order': False",
+            b"'fortran_order': True, ",
+        );
+        assert_eq!(
+            parse(&bytes, false).unwrap(),
+            DynTensor::from_vec(vec![0i32, 1, 2, 3, 4, 5], &[2, 3]).unwrap()
+        );
+        // Shape [2, 2, 2]: element (i, j, k) at column-major position i + 2j + 4k.
+        let col: Vec<u8> = (0..8u8)
+            .map(|p| (p & 1) * 4 + (p >> 1 & 1) * 2 + (p >> 2))
+            .collect();
+        let bytes = swap(
+            encode(&DynTensor::from_vec(col, &[2, 2, 2]).unwrap()),
+            b"'fortran_order': False",
+            b"'fortran_order': True, ",
+        );
+        assert_eq!(
+            parse(&bytes, false).unwrap(),
+            DynTensor::from_vec((0..8u8).collect(), &[2, 2, 2]).unwrap()
+        );
+        let odd = swap(
+            encode(&DynTensor::from_vec(vec![1u8], &[1]).unwrap()),
+            b"'fortran_order': False",
+            b"'fortran_order': 0,    ",
+        );
+        assert!(parse(&odd, false).unwrap_err().contains("fortran_order"));
     }
 
     #[test]
