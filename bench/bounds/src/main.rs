@@ -15,7 +15,7 @@
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 use tensor_scatter::{
-    GatherOptions, Par, Reduction, ScatterOptions, TensorView, TensorViewMut, gather_into,
+    GatherOptions, Par, Reduction, ScatterOptions, TensorView, TensorViewMut, gather_out,
     scatter_elements_out, vec_with_huge_pages,
 };
 
@@ -249,7 +249,7 @@ fn g1(threads: usize, rounds: usize) {
         .par(Par::threads_exact(threads));
     let mut ours = |out: &mut [f32]| {
         let mut ov = TensorViewMut::new(out, &[K, W]).unwrap();
-        gather_into(&tv, &iv, &mut ov, &opts).unwrap();
+        gather_out(&tv, &iv, &mut ov, &opts).unwrap();
     };
     ours(&mut out);
     assert!(out == expected);

@@ -17,8 +17,8 @@
 //! attributes and dtype rules (Scatter, ScatterElements, ScatterND, Gather, GatherElements,
 //! GatherND, TensorScatter). `batch` runs many invocations in one process: each line of FILE is
 //! one command line (arguments separated by tabs, without the program name), and stdout gets one
-//! line per case, `ok` or `error: MESSAGE`, in order. The conformance and differential harnesses
-//! use it.
+//! line per case, `ok` or `error: MESSAGE`, in order; it exits with status 1 when some case
+//! failed. The conformance and differential harnesses use it.
 //!
 //! On any error: exit status 2, one `error:` line on stderr naming the argument, and `--out`
 //! is neither created nor touched.
@@ -36,7 +36,7 @@ use tensor_scatter::half::{bf16, f16};
 use tensor_scatter::{
     Accumulation, Buffer, DType, DynGatherOptions, DynTensor, GatherOp, GatherOutOfRange,
     IndexPolicy, NegativeIndices, OutOfRange, Reduction, ScatterOp, ScatterOptions,
-    default_threads, gather_dyn, gather_dyn_into, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+    default_threads, gather_dyn, gather_dyn_out, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
     set_default_threads,
 };
 
@@ -217,11 +217,13 @@ fn run_onnx(a: &OnnxArgs) -> Result<(), Failure> {
 }
 
 /// Runs every line of `--cases` as a command line of its own; one result line per case.
-fn run_batch(a: &BatchArgs) -> Result<(), Failure> {
+/// Runs every case of `a.cases`; `Ok(false)` when some case failed.
+fn run_batch(a: &BatchArgs) -> Result<bool, Failure> {
     use std::io::Write;
     let text = std::fs::read_to_string(&a.cases).map_err(|e| Failure(format!("--cases: {e}")))?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
+    let mut all_ok = true;
     for line in text.lines() {
         let args = std::iter::once("tensor-scatter").chain(line.split('\t'));
         let result = match Cli::try_parse_from(args) {
@@ -239,11 +241,15 @@ fn run_batch(a: &BatchArgs) -> Result<(), Failure> {
         };
         let status = match result {
             Ok(()) => "ok".to_string(),
-            Err(Failure(msg)) => format!("error: {}", msg.replace('\n', " ")),
+            Err(Failure(msg)) => {
+                all_ok = false;
+                format!("error: {}", msg.replace('\n', " "))
+            }
         };
         writeln!(w, "{status}").map_err(|e| Failure(format!("stdout: {e}")))?;
     }
-    w.flush().map_err(|e| Failure(format!("stdout: {e}")))
+    w.flush().map_err(|e| Failure(format!("stdout: {e}")))?;
+    Ok(all_ok)
 }
 
 fn dispatch(command: &Command) -> Result<(), Failure> {
@@ -255,8 +261,7 @@ fn dispatch(command: &Command) -> Result<(), Failure> {
         Command::GatherElements(a) => run_gather(GatherOp::Elements, a),
         Command::GatherNd(a) => run_gather(GatherOp::Nd, a),
         Command::Onnx(a) => run_onnx(a),
-        Command::Batch(a) => run_batch(a),
-        Command::Demo => Ok(()),
+        Command::Batch(_) | Command::Demo => Ok(()), // run by `main`, never nested
     }
 }
 
@@ -277,7 +282,9 @@ struct OpArgs {
     /// Axis, in [-rank, rank) (scatter-elements, scatter-update).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     axis: i64,
-    /// How updates combine with the destination.
+    /// How updates combine with the destination: none, add, sub, mul, min, max or mean (also
+    /// accepted: assign and update for none, sum for add, subtract for sub, prod and multiply
+    /// for mul, amin for min, amax for max).
     #[arg(long, default_value = "none", value_parser = parse_reduction)]
     reduction: Reduction,
     /// Start every targeted cell from the reduction's identity instead of its value.
@@ -296,7 +303,7 @@ struct OpArgs {
     #[arg(long)]
     bf16: bool,
     /// Threads to use (0 = every core). The result is the same for every value.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = parse_threads, allow_negative_numbers = true)]
     threads: usize,
     /// Also time the operation: after one untimed warm-up, run it N more times on the loaded
     /// inputs, each producing the output from data afresh (into one reused buffer, the copy
@@ -340,7 +347,7 @@ struct GatherArgs {
     #[arg(long)]
     bf16: bool,
     /// Threads to use (0 = every core). The result is the same for every value.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = parse_threads, allow_negative_numbers = true)]
     threads: usize,
     /// Also time the operation: after one untimed warm-up, run it N more times into one reused
     /// output buffer and print one JSON line to stderr: median_ms, min_ms, runs, threads, isa.
@@ -426,7 +433,7 @@ fn run_gather(op: GatherOp, a: &GatherArgs) -> Result<(), Failure> {
         let mut times = Vec::with_capacity(a.repeat);
         for run in 0..=a.repeat {
             let t = Instant::now();
-            gather_dyn_into(op, &data, &indices, &mut dest, &opts)
+            gather_dyn_out(op, &data, &indices, &mut dest, &opts)
                 .map_err(|e| Failure(e.to_string()))?;
             let elapsed = t.elapsed();
             if checked_run(run, a.repeat) && !dest.bit_eq(&out) {
@@ -483,6 +490,20 @@ fn print_timing(op: &str, form: &str, times: &[f64]) {
         default_threads(),
         tensor_scatter::isa::active().name(),
     );
+}
+
+/// Parses `--threads`: 0 for every core, or a count.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) if n < 0 => Err(format!(
+            "{n} is negative: give 0 for every core, or a thread count"
+        )),
+        Ok(n) => usize::try_from(n)
+            .map_err(|_| format!("{n} threads is more than this machine can address")),
+        Err(_) => Err(format!(
+            "'{s}' is not a whole number: give 0 for every core, or a thread count"
+        )),
+    }
 }
 
 /// Parses `--reduction` with the library's own names (none, add, sub, mul, min, max, mean).
@@ -601,6 +622,11 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             };
         }
+        Command::Batch(a) => match run_batch(a) {
+            Ok(true) => return ExitCode::SUCCESS,
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
         other => dispatch(other),
     };
     match result {

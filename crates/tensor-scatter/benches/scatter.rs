@@ -13,7 +13,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use tensor_scatter::half::f16;
 use tensor_scatter::{
     Element, GatherOptions, Reduction, ScatterOptions, TensorView, TensorViewMut,
-    gather_elements_into, gather_into, gather_nd_into, scatter_elements_out, scatter_nd_out,
+    gather_elements_out, gather_nd_out, gather_out, scatter_elements_out, scatter_nd_out,
     scatter_update_out,
 };
 
@@ -198,7 +198,7 @@ fn gathers<T: Value>(c: &mut Criterion, name: &str) {
         let idx = indices(dist, k, n, 5);
         g.bench_function(BenchmarkId::new("gather", format!("{dist:?}")), |b| {
             b.iter(|| {
-                gather_into(
+                gather_out(
                     &TensorView::new(&table, &[n, w]).unwrap(),
                     &TensorView::new(&idx, &[k]).unwrap(),
                     &mut TensorViewMut::new(&mut out, &[k, w]).unwrap(),
@@ -209,7 +209,7 @@ fn gathers<T: Value>(c: &mut Criterion, name: &str) {
         });
         g.bench_function(BenchmarkId::new("gather_nd", format!("{dist:?}")), |b| {
             b.iter(|| {
-                gather_nd_into(
+                gather_nd_out(
                     &TensorView::new(&table, &[n, w]).unwrap(),
                     &TensorView::new(&idx, &[k, 1]).unwrap(),
                     &mut TensorViewMut::new(&mut out, &[k, w]).unwrap(),
@@ -231,7 +231,7 @@ fn gathers<T: Value>(c: &mut Criterion, name: &str) {
             BenchmarkId::new("gather_elements", format!("{dist:?}")),
             |b| {
                 b.iter(|| {
-                    gather_elements_into(
+                    gather_elements_out(
                         &TensorView::new(&data, &[r, cols]).unwrap(),
                         &TensorView::new(&idx, &[r, m]).unwrap(),
                         &mut TensorViewMut::new(&mut out, &[r, m]).unwrap(),

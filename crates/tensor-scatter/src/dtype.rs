@@ -155,13 +155,13 @@ pub(crate) const fn is_bits<T: Element>() -> bool {
 ///
 /// ```
 /// use tensor_scatter::Element;
-/// assert_eq!(Element::add(127i8, 1), -128); // integers wrap
-/// assert!(Element::max(1.0f32, f32::NAN).is_nan()); // NaN propagates
-/// assert!(Element::max(-0.0f32, 0.0).is_sign_positive()); // +0 > -0
-/// assert_eq!(<i32 as Element>::mean(-7, 2), -4); // floor
-/// assert_eq!(Element::add(true, true), true); // bool add = OR
+/// assert_eq!(Element::reduce_add(127i8, 1), -128); // integers wrap
+/// assert!(Element::reduce_max(1.0f32, f32::NAN).is_nan()); // NaN propagates
+/// assert!(Element::reduce_max(-0.0f32, 0.0).is_sign_positive()); // +0 > -0
+/// assert_eq!(<i32 as Element>::reduce_mean(-7, 2), -4); // floor
+/// assert_eq!(Element::reduce_add(true, true), true); // bool add = OR
 /// // Arithmetic NaN results are the positive quiet NaN, whatever the operands' NaN bits.
-/// assert_eq!(Element::add(f32::INFINITY, f32::NEG_INFINITY).to_bits(), f32::NAN.to_bits());
+/// assert_eq!(Element::reduce_add(f32::INFINITY, f32::NEG_INFINITY).to_bits(), f32::NAN.to_bits());
 /// ```
 pub trait Element: private::Sealed + Copy + Default + Send + Sync + fmt::Debug + 'static {
     /// The runtime tag.
@@ -177,18 +177,18 @@ pub trait Element: private::Sealed + Copy + Default + Send + Sync + fmt::Debug +
     /// Rounds a wide value back to this type (round to nearest even).
     fn narrow(wide: Self::Wide) -> Self;
     /// `self + u` (wrapping for integers, OR for bool).
-    fn add(self, u: Self) -> Self;
+    fn reduce_add(self, u: Self) -> Self;
     /// `self - u` (wrapping for integers, XOR for bool).
-    fn sub(self, u: Self) -> Self;
+    fn reduce_sub(self, u: Self) -> Self;
     /// `self * u` (wrapping for integers, AND for bool).
-    fn mul(self, u: Self) -> Self;
+    fn reduce_mul(self, u: Self) -> Self;
     /// IEEE 754-2019 `minimum`: NaN if either is NaN, `-0 < +0` (AND for bool).
-    fn min(self, u: Self) -> Self;
+    fn reduce_min(self, u: Self) -> Self;
     /// IEEE 754-2019 `maximum`: NaN if either is NaN, `+0 > -0` (OR for bool).
-    fn max(self, u: Self) -> Self;
+    fn reduce_max(self, u: Self) -> Self;
     /// `sum / count`: floor division for integers, division in the type (f32 for f16/bf16)
     /// for floats. `count` is at least 1. Unused for bool.
-    fn mean(sum: Self, count: u64) -> Self;
+    fn reduce_mean(sum: Self, count: u64) -> Self;
     /// The starting value of a cell when `include_self` is false: the identity of the
     /// reduction (`-0.0` / 0 for add, sub and mean, 1 for mul, `+inf` / MAX for min,
     /// `-inf` / MIN for max; false, false, true, true, false for bool).
@@ -204,6 +204,8 @@ pub trait Element: private::Sealed + Copy + Default + Send + Sync + fmt::Debug +
     fn buffer_slice_mut(buffer: &mut Buffer) -> Option<&mut [Self]>;
     /// Wraps a vector into a [`Buffer`].
     fn into_buffer(values: Vec<Self>) -> Buffer;
+    /// The typed vector inside a [`Buffer`] of this dtype, or the buffer back.
+    fn from_buffer(buffer: Buffer) -> std::result::Result<Vec<Self>, Buffer>;
 }
 
 /// Identity of `reduction` from its three scalar constants (shared by every numeric type).
@@ -233,6 +235,12 @@ macro_rules! buffer_access {
         fn into_buffer(values: Vec<Self>) -> Buffer {
             Buffer::$variant(values)
         }
+        fn from_buffer(buffer: Buffer) -> std::result::Result<Vec<Self>, Buffer> {
+            match buffer {
+                Buffer::$variant(v) => Ok(v),
+                other => Err(other),
+            }
+        }
     };
 }
 
@@ -251,22 +259,22 @@ macro_rules! int_element {
             fn narrow(wide: $t) -> $t {
                 wide
             }
-            fn add(self, u: $t) -> $t {
+            fn reduce_add(self, u: $t) -> $t {
                 self.wrapping_add(u)
             }
-            fn sub(self, u: $t) -> $t {
+            fn reduce_sub(self, u: $t) -> $t {
                 self.wrapping_sub(u)
             }
-            fn mul(self, u: $t) -> $t {
+            fn reduce_mul(self, u: $t) -> $t {
                 self.wrapping_mul(u)
             }
-            fn min(self, u: $t) -> $t {
+            fn reduce_min(self, u: $t) -> $t {
                 Ord::min(self, u)
             }
-            fn max(self, u: $t) -> $t {
+            fn reduce_max(self, u: $t) -> $t {
                 Ord::max(self, u)
             }
-            fn mean(sum: $t, count: u64) -> $t {
+            fn reduce_mean(sum: $t, count: u64) -> $t {
                 // Floor division in i128, where neither operand can overflow; the quotient's
                 // magnitude is at most |sum|, so it fits the type again.
                 let q = i128::from(sum).div_euclid(i128::from(Ord::max(count, 1)));
@@ -366,16 +374,16 @@ macro_rules! float_element {
             fn narrow(wide: $t) -> $t {
                 wide
             }
-            fn add(self, u: $t) -> $t {
+            fn reduce_add(self, u: $t) -> $t {
                 canon!($t, self + u)
             }
-            fn sub(self, u: $t) -> $t {
+            fn reduce_sub(self, u: $t) -> $t {
                 canon!($t, self - u)
             }
-            fn mul(self, u: $t) -> $t {
+            fn reduce_mul(self, u: $t) -> $t {
                 canon!($t, self * u)
             }
-            fn min(self, u: $t) -> $t {
+            fn reduce_min(self, u: $t) -> $t {
                 ieee_min(
                     self,
                     u,
@@ -384,7 +392,7 @@ macro_rules! float_element {
                     |x: $t| x.is_sign_negative(),
                 )
             }
-            fn max(self, u: $t) -> $t {
+            fn reduce_max(self, u: $t) -> $t {
                 ieee_max(
                     self,
                     u,
@@ -393,7 +401,7 @@ macro_rules! float_element {
                     |x: $t| x.is_sign_negative(),
                 )
             }
-            fn mean(sum: $t, count: u64) -> $t {
+            fn reduce_mean(sum: $t, count: u64) -> $t {
                 canon!($t, sum / (count as $t))
             }
             fn identity(reduction: Reduction) -> $t {
@@ -428,16 +436,16 @@ macro_rules! half_element {
             fn narrow(wide: f32) -> $t {
                 <$t>::from_f32(wide)
             }
-            fn add(self, u: $t) -> $t {
+            fn reduce_add(self, u: $t) -> $t {
                 <$t>::from_f32(canon!(f32, self.to_f32() + u.to_f32()))
             }
-            fn sub(self, u: $t) -> $t {
+            fn reduce_sub(self, u: $t) -> $t {
                 <$t>::from_f32(canon!(f32, self.to_f32() - u.to_f32()))
             }
-            fn mul(self, u: $t) -> $t {
+            fn reduce_mul(self, u: $t) -> $t {
                 <$t>::from_f32(canon!(f32, self.to_f32() * u.to_f32()))
             }
-            fn min(self, u: $t) -> $t {
+            fn reduce_min(self, u: $t) -> $t {
                 ieee_min(
                     self,
                     u,
@@ -446,7 +454,7 @@ macro_rules! half_element {
                     |x: $t| x.is_sign_negative(),
                 )
             }
-            fn max(self, u: $t) -> $t {
+            fn reduce_max(self, u: $t) -> $t {
                 ieee_max(
                     self,
                     u,
@@ -455,7 +463,7 @@ macro_rules! half_element {
                     |x: $t| x.is_sign_negative(),
                 )
             }
-            fn mean(sum: $t, count: u64) -> $t {
+            fn reduce_mean(sum: $t, count: u64) -> $t {
                 <$t>::from_f32(canon!(f32, sum.to_f32() / count as f32))
             }
             fn identity(reduction: Reduction) -> $t {
@@ -494,22 +502,22 @@ impl Element for bool {
     fn narrow(wide: bool) -> bool {
         wide
     }
-    fn add(self, u: bool) -> bool {
+    fn reduce_add(self, u: bool) -> bool {
         self | u
     }
-    fn sub(self, u: bool) -> bool {
+    fn reduce_sub(self, u: bool) -> bool {
         self ^ u
     }
-    fn mul(self, u: bool) -> bool {
+    fn reduce_mul(self, u: bool) -> bool {
         self & u
     }
-    fn min(self, u: bool) -> bool {
+    fn reduce_min(self, u: bool) -> bool {
         self & u
     }
-    fn max(self, u: bool) -> bool {
+    fn reduce_max(self, u: bool) -> bool {
         self | u
     }
-    fn mean(sum: bool, _count: u64) -> bool {
+    fn reduce_mean(sum: bool, _count: u64) -> bool {
         sum
     }
     fn identity(reduction: Reduction) -> bool {

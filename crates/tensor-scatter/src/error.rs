@@ -130,6 +130,8 @@ pub enum ErrorKind {
         arg: &'static str,
         /// The dtype given.
         dtype: DType,
+        /// The dtypes accepted, in words (e.g. `"int64 (the ONNX type constraint)"`).
+        expected: String,
     },
     /// An element count, byte size or offset does not fit in `usize`/`isize`.
     SizeOverflow {
@@ -153,7 +155,8 @@ pub enum ErrorKind {
     OutOfMemory {
         /// Operator.
         op: &'static str,
-        /// What was being allocated (`"output"`).
+        /// What was being allocated: `"output"`, or `"indices"` for the flat copy or the
+        /// resolved offsets of an index view (a broadcast view can be larger than memory).
         arg: &'static str,
         /// Bytes requested.
         bytes: usize,
@@ -288,6 +291,20 @@ impl Error {
         Error::new(ErrorKind::SizeOverflow { op, arg })
     }
 
+    pub(crate) fn unsupported_dtype(
+        op: &'static str,
+        arg: &'static str,
+        dtype: DType,
+        expected: impl Into<String>,
+    ) -> Error {
+        Error::new(ErrorKind::UnsupportedDType {
+            op,
+            arg,
+            dtype,
+            expected: expected.into(),
+        })
+    }
+
     pub(crate) fn out_of_memory(op: &'static str, arg: &'static str, bytes: usize) -> Error {
         Error::new(ErrorKind::OutOfMemory { op, arg, bytes })
     }
@@ -331,7 +348,7 @@ impl fmt::Display for Error {
             } => {
                 write!(
                     f,
-                    "{op}: {arg}: rank {got} does not match the required {expected}"
+                    "{op}: {arg}: rank {got} does not match; expected {expected}"
                 )
             }
             ShapeMismatch {
@@ -342,7 +359,7 @@ impl fmt::Display for Error {
             } => {
                 write!(
                     f,
-                    "{op}: {arg}: shape {got:?} does not match the required {expected}"
+                    "{op}: {arg}: shape {got:?} does not match; expected {expected}"
                 )
             }
             AxisOutOfRange {
@@ -350,10 +367,16 @@ impl fmt::Display for Error {
                 arg,
                 axis,
                 rank,
-            } => write!(
-                f,
-                "{op}: {arg}: axis {axis} is out of range for rank {rank} (valid range [-{rank}, {rank}))"
-            ),
+            } => match rank {
+                0 => write!(
+                    f,
+                    "{op}: {arg}: axis {axis} given, but a tensor of rank 0 has no axis"
+                ),
+                _ => write!(
+                    f,
+                    "{op}: {arg}: axis {axis} is out of range for rank {rank} (valid range [-{rank}, {rank}))"
+                ),
+            },
             IndexOutOfRange {
                 op,
                 arg,
@@ -393,11 +416,19 @@ impl fmt::Display for Error {
             } => {
                 write!(
                     f,
-                    "{op}: {arg}: dtype {got} does not match the required {expected}"
+                    "{op}: {arg}: dtype {got} does not match; expected {expected}"
                 )
             }
-            UnsupportedDType { op, arg, dtype } => {
-                write!(f, "{op}: {arg}: dtype {dtype} is not supported here")
+            UnsupportedDType {
+                op,
+                arg,
+                dtype,
+                expected,
+            } => {
+                write!(
+                    f,
+                    "{op}: {arg}: dtype {dtype} is not accepted; expected {expected}"
+                )
             }
             SizeOverflow { op, arg } => {
                 write!(

@@ -97,6 +97,10 @@ index_int!(
     u64 => U64, ToI64
 );
 
+/// The index dtypes, in words, for errors.
+pub(crate) const INDEX_DTYPES_TEXT: &str =
+    "an integer index dtype (int8, int16, int32, int64, uint8, uint16, uint32 or uint64)";
+
 /// [`Native::ToI32`]'s conversion (generic over the index dtype only, so compiled once each).
 pub(crate) fn to_i32<I: IndexInt>(
     op: &'static str,

@@ -8,13 +8,14 @@
 //! | [`scatter_nd`] | ScatterND | SCATTER_ND | BNNSScatterND | ScatterNDUpdate | `index_put_` |
 //! | [`scatter_update`] | — | — | BNNSScatter, 1-D indices | ScatterUpdate-3 | `index_copy_`, `index_add_` |
 //!
-//! Each has an out-of-place form (`output = data`, then scatter) and an `_into` form that
-//! scatters into an existing, possibly strided, destination.
+//! Each has an out-of-place form (`output = data`, then scatter), an `_out` form into a
+//! caller-provided output, and an `_into` form that scatters in place into an existing,
+//! possibly strided, destination.
 //!
 //! The gather inverses, [`gather`] (with `batch_dims`), [`gather_elements`] and [`gather_nd`]
 //! (with `batch_dims`), read with the same index semantics ([`GatherOptions`]: negative indices
 //! wrap or are an error; out of range is an error, clamped, or filled with a value), in an
-//! allocating and an `_into` form. The [`onnx`], [`directml`],
+//! allocating and an `_out` form (`_out` is a caller-provided output for every operator). The [`onnx`], [`directml`],
 //! [`bnns`] and [`openvino`] modules speak each seed API's own vocabulary.
 //!
 //! ## What we guarantee that the specs leave undefined
@@ -53,6 +54,8 @@
 //! * `reference`: the naive oracle, module `tensor_scatter::reference` (present only with this
 //!   feature, so not linked here), one literal function per operator.
 //! * `checked-kernels`: bounds-checked access in every kernel (see `kernels`).
+//! * `ndarray`: `ndarray` arrays and views in and out without a copy (`TryFrom<ArrayView>` for
+//!   [`TensorView`], `TensorView::to_ndarray`, `From<Tensor>` for `ArrayD`, and so on).
 //!
 //! The hot loops are compiled for several instruction-set levels and chosen at run time; see
 //! [`isa`].
@@ -74,6 +77,8 @@ mod shape;
 mod view;
 
 mod adapters;
+#[cfg(feature = "ndarray")]
+mod ndarray_interop;
 pub use exec::isa;
 
 pub use adapters::{bnns, directml, onnx, openvino};
@@ -84,17 +89,26 @@ pub mod reference;
 #[cfg(test)]
 mod tests;
 
+/// The README's Rust example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExample;
+
 pub use dtype::{Buffer, DType, Element, Reduction};
+#[allow(deprecated)]
+pub use dynamic::gather_dyn_into;
 pub use dynamic::{
-    DynGatherOptions, DynTensor, GatherOp, OutputPlan, ScatterOp, gather_dyn, gather_dyn_into,
+    DynGatherOptions, DynTensor, GatherOp, OutputPlan, ScatterOp, gather_dyn, gather_dyn_out,
     scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use exec::{Par, default_threads, set_default_threads};
 pub use gather::{
-    GatherOptions, GatherOutOfRange, gather, gather_elements, gather_elements_into, gather_into,
-    gather_nd, gather_nd_into,
+    GatherOptions, GatherOutOfRange, gather, gather_elements, gather_elements_out, gather_nd,
+    gather_nd_out, gather_out,
 };
+#[allow(deprecated)]
+pub use gather::{gather_elements_into, gather_into, gather_nd_into};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 pub use kernels::{try_vec_with_huge_pages, vec_with_huge_pages};
 pub use reduce::Accumulation;
@@ -106,3 +120,6 @@ pub use view::{Tensor, TensorView, TensorViewMut};
 
 /// Re-export of the `half` crate (f16 and bf16).
 pub use half;
+/// Re-export of the `ndarray` crate the conversions are written for.
+#[cfg(feature = "ndarray")]
+pub use ndarray;

@@ -109,8 +109,8 @@ impl<T: Element> Combiner<T> for Assign {
         update
     }
 }
-combiner!(AddC, add);
-combiner!(SubC, sub);
-combiner!(MulC, mul);
-combiner!(MinC, min);
-combiner!(MaxC, max);
+combiner!(AddC, reduce_add);
+combiner!(SubC, reduce_sub);
+combiner!(MulC, reduce_mul);
+combiner!(MinC, reduce_min);
+combiner!(MaxC, reduce_max);

@@ -47,15 +47,13 @@ impl Layout {
                     "shape {shape:?} with strides {strides:?} at offset {offset} reaches positions [{lo}, {hi}] outside a buffer of {len} elements"
                 )));
             }
-        } else if offset > len {
-            return Err(bad(format!(
-                "offset {offset} is past the end of a buffer of {len} elements"
-            )));
         }
         Ok(Layout {
             shape: shape.to_vec(),
             strides: strides.to_vec(),
-            offset,
+            // An empty view addresses no element, so any offset is as good as 0 (which keeps
+            // every slice taken from it in bounds).
+            offset: if n == 0 { 0 } else { offset },
             numel: n,
         })
     }
@@ -232,6 +230,38 @@ impl<'a, T: Copy> TensorView<'a, T> {
             shape: self.layout.shape.clone(),
         }
     }
+
+    /// The window of `shape` at this view's origin (same strides), when `shape` has the
+    /// view's rank and fits inside it on every dim.
+    pub(crate) fn window(&self, shape: &[usize]) -> Option<TensorView<'a, T>> {
+        let l = &self.layout;
+        let fits = shape.len() == l.shape.len() && shape.iter().zip(&l.shape).all(|(s, d)| s <= d);
+        fits.then(|| {
+            let n = shape.iter().product();
+            TensorView {
+                data: self.data,
+                layout: Layout {
+                    shape: shape.to_vec(),
+                    strides: l.strides.clone(),
+                    offset: if n == 0 { 0 } else { l.offset },
+                    numel: n,
+                },
+            }
+        })
+    }
+
+    /// [`to_vec`](Self::to_vec), or [`OutOfMemory`](ErrorKind::OutOfMemory) naming `op` and
+    /// `arg` when the copy cannot be allocated (a broadcast view can be far larger than its
+    /// buffer).
+    pub(crate) fn try_to_vec(&self, op: &'static str, arg: &'static str) -> Result<Vec<T>> {
+        let n = self.layout.numel;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| {
+            Error::out_of_memory(op, arg, n.saturating_mul(std::mem::size_of::<T>()))
+        })?;
+        gather_row_major_into(self.data, &self.layout, &mut out);
+        Ok(out)
+    }
 }
 
 /// A writable view of a tensor; unlike [`TensorView`] it must not overlap itself.
@@ -331,6 +361,11 @@ impl<T: Copy> Tensor<T> {
         &self.data
     }
 
+    /// The elements in row-major order, writable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
     /// The element buffer.
     pub fn into_vec(self) -> Vec<T> {
         self.data
@@ -364,12 +399,158 @@ impl<T: Copy> Tensor<T> {
     }
 }
 
+impl<T: crate::Element> Tensor<T> {
+    /// A tensor of `shape` filled with zeros (`false` for bool).
+    ///
+    /// # Errors
+    /// [`SizeOverflow`](ErrorKind::SizeOverflow) for a shape past the address space,
+    /// [`OutOfMemory`](ErrorKind::OutOfMemory) when the memory cannot be allocated.
+    ///
+    /// ```
+    /// let t = tensor_scatter::Tensor::<f32>::zeros(&[2, 3]).unwrap();
+    /// assert_eq!(t.as_slice(), &[0.0; 6]);
+    /// ```
+    pub fn zeros(shape: &[usize]) -> Result<Self> {
+        let n = numel("tensor", "shape", shape)?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(n).map_err(|_| {
+            Error::out_of_memory(
+                "tensor",
+                "shape",
+                n.saturating_mul(std::mem::size_of::<T>()),
+            )
+        })?;
+        data.resize(n, T::from_bits_u64(0));
+        Ok(Tensor {
+            data,
+            shape: shape.to_vec(),
+        })
+    }
+}
+
+/// A 1-D tensor of the vector's elements.
+///
+/// ```
+/// let t: tensor_scatter::Tensor<i64> = vec![3, 1, 2].into();
+/// assert_eq!(t.shape(), &[3]);
+/// ```
+impl<T> From<Vec<T>> for Tensor<T> {
+    fn from(data: Vec<T>) -> Self {
+        let shape = vec![data.len()];
+        Tensor { data, shape }
+    }
+}
+
+impl Layout {
+    /// The same elements with dims reordered: dim `d` of the result is dim `axes[d]` here.
+    fn permuted(&self, axes: &[usize]) -> Result<Layout> {
+        let rank = self.shape.len();
+        let mut seen = vec![false; rank];
+        let valid = axes.len() == rank
+            && axes
+                .iter()
+                .all(|&a| a < rank && !std::mem::replace(&mut seen[a], true));
+        if !valid {
+            return Err(Error::invalid(
+                "view",
+                "axes",
+                format!("{axes:?} is not a permutation of the {rank} dims"),
+            ));
+        }
+        Ok(Layout {
+            shape: axes.iter().map(|&a| self.shape[a]).collect(),
+            strides: axes.iter().map(|&a| self.strides[a]).collect(),
+            offset: self.offset,
+            numel: self.numel,
+        })
+    }
+
+    /// [`permuted`](Self::permuted) with dims `a` and `b` swapped.
+    fn transposed(&self, a: usize, b: usize) -> Result<Layout> {
+        let mut axes: Vec<usize> = (0..self.shape.len()).collect();
+        if a >= axes.len() || b >= axes.len() {
+            return Err(Error::invalid(
+                "view",
+                "axes",
+                format!("dims {a} and {b}: the view has rank {}", axes.len()),
+            ));
+        }
+        axes.swap(a, b);
+        self.permuted(&axes)
+    }
+}
+
+impl<'a, T> TensorView<'a, T> {
+    /// The same elements with dims reordered, without a copy: dim `d` of the result is dim
+    /// `axes[d]` of this view (NumPy's `transpose(axes)`, PyTorch's `permute`).
+    ///
+    /// # Errors
+    /// [`InvalidArgument`](ErrorKind::InvalidArgument) when `axes` is not a permutation of
+    /// the dims.
+    ///
+    /// ```
+    /// use tensor_scatter::TensorView;
+    /// let v = TensorView::new(&[1, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    /// let t = v.permute(&[1, 0]).unwrap();
+    /// assert_eq!((t.shape(), t.to_vec()), (&[3, 2][..], vec![1, 4, 2, 5, 3, 6]));
+    /// ```
+    pub fn permute(&self, axes: &[usize]) -> Result<TensorView<'a, T>> {
+        Ok(TensorView {
+            data: self.data,
+            layout: self.layout.permuted(axes)?,
+        })
+    }
+
+    /// Dims `a` and `b` swapped, without a copy.
+    ///
+    /// # Errors
+    /// [`InvalidArgument`](ErrorKind::InvalidArgument) when a dim is out of range.
+    pub fn transpose(&self, a: usize, b: usize) -> Result<TensorView<'a, T>> {
+        Ok(TensorView {
+            data: self.data,
+            layout: self.layout.transposed(a, b)?,
+        })
+    }
+}
+
+impl<'a, T> TensorViewMut<'a, T> {
+    /// [`TensorView::permute`] for a writable view (it stays non-overlapping).
+    ///
+    /// # Errors
+    /// As [`TensorView::permute`].
+    pub fn permute(self, axes: &[usize]) -> Result<TensorViewMut<'a, T>> {
+        let layout = self.layout.permuted(axes)?;
+        Ok(TensorViewMut {
+            data: self.data,
+            layout,
+        })
+    }
+
+    /// [`TensorView::transpose`] for a writable view.
+    ///
+    /// # Errors
+    /// As [`TensorView::transpose`].
+    pub fn transpose(self, a: usize, b: usize) -> Result<TensorViewMut<'a, T>> {
+        let layout = self.layout.transposed(a, b)?;
+        Ok(TensorViewMut {
+            data: self.data,
+            layout,
+        })
+    }
+}
+
 fn in_shape(shape: &[usize], coord: &[usize]) -> bool {
     coord.len() == shape.len() && coord.iter().zip(shape).all(|(c, d)| c < d)
 }
 
 fn gather_row_major<T: Copy>(data: &[T], layout: &Layout) -> Vec<T> {
     let mut out = Vec::with_capacity(layout.numel);
+    gather_row_major_into(data, layout, &mut out);
+    out
+}
+
+/// Appends the view's elements to `out`, in row-major order.
+fn gather_row_major_into<T: Copy>(data: &[T], layout: &Layout, out: &mut Vec<T>) {
     let mut odo = crate::shape::Odometer::new(
         &layout.shape,
         [&layout.strides],
@@ -379,5 +560,4 @@ fn gather_row_major<T: Copy>(data: &[T], layout: &Layout) -> Vec<T> {
     while let Some([p]) = odo.next_offsets() {
         out.push(data[p as usize]);
     }
-    out
 }

@@ -8,7 +8,7 @@ use tensor_scatter::half::{bf16, f16};
 use tensor_scatter::{
     Accumulation, DType, DynGatherOptions, DynTensor, Element, Error, ErrorKind, GatherOp,
     GatherOptions, GatherOutOfRange, IndexInt, NegativeIndices, Par, Reduction, ScatterOp,
-    ScatterOptions, TensorView, TensorViewMut, gather_dyn, gather_dyn_into, onnx, openvino,
+    ScatterOptions, TensorView, TensorViewMut, gather_dyn, gather_dyn_out, onnx, openvino,
     scatter_dyn, scatter_dyn_into,
 };
 
@@ -73,7 +73,7 @@ fn gather_fails(
         let n: usize = shape.iter().product();
         let poison = t(vec![f32::from_bits(0x7fc0_dead); n], shape);
         let mut out = poison.clone();
-        let e2 = gather_dyn_into(op, data, indices, &mut out, opts).unwrap_err();
+        let e2 = gather_dyn_out(op, data, indices, &mut out, opts).unwrap_err();
         assert_eq!(e2, err);
         assert_eq!(bits(&out), bits(&poison), "output changed after {err}");
     }
@@ -612,7 +612,7 @@ mod c_shape_and_rank_mismatches {
     #[test]
     fn gather_into_an_output_of_the_wrong_shape() {
         let mut out = t(vec![7.0f32; 4], &[4]);
-        let err = gather_dyn_into(
+        let err = gather_dyn_out(
             GatherOp::Gather,
             &data23(),
             &t(vec![0i64, 1], &[2]),
@@ -1104,17 +1104,27 @@ mod h_size_and_overflow {
         // `indices` for an output too large to address (its size is indices' shape times
         // the slice).
         let e = GatherOp::Gather
-            .plan(DType::U8, &[1, 1 << 62], &[1 << 62], 0, 0)
+            .plan(
+                DType::U8,
+                &[1, 1 << 62],
+                &[1 << 62],
+                &GatherOptions::<u8>::new(),
+            )
             .unwrap_err();
         names(&e, "indices");
         assert!(matches!(e.kind(), ErrorKind::SizeOverflow { .. }));
         // The plan agrees with the operators on valid shapes and on shape errors.
         let p = GatherOp::Nd
-            .plan(DType::I16, &[2, 3, 4], &[5, 2], 0, 0)
+            .plan(
+                DType::I16,
+                &[2, 3, 4],
+                &[5, 2],
+                &GatherOptions::<i16>::new(),
+            )
             .unwrap();
         assert_eq!((p.shape, p.elements, p.bytes), (vec![5, 4], 20, 40));
         let e = GatherOp::Elements
-            .plan(DType::F32, &[2, 3], &[3], 0, 0)
+            .plan(DType::F32, &[2, 3], &[3], &GatherOptions::<f32>::new())
             .unwrap_err();
         names(&e, "indices");
         // A dim above isize::MAX is refused even in an empty shape (found by the fuzzer: a

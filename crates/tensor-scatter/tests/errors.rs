@@ -233,3 +233,52 @@ fn adapters_name_their_arguments() {
     .unwrap_err();
     assert_eq!(e.arg(), "axis");
 }
+
+#[test]
+fn messages_read_as_sentences_and_say_what_is_accepted() {
+    use tensor_scatter::{DynGatherOptions, GatherOp, GatherOptions, gather_dyn, gather_nd};
+    // A tuple longer than data's rank (less batch_dims).
+    let e = gather_nd(
+        &TensorView::new(&[0f32; 4], &[2, 2]).unwrap(),
+        &TensorView::new(&[0i64; 3], &[1, 3]).unwrap(),
+        &GatherOptions::new(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "gather_nd: indices: shape [1, 3] does not match; expected a last dimension (the tuple \
+         length) of at most 2: the rank of data (2) minus batch_dims (0)"
+    );
+    // An axis given for rank-0 data.
+    let e = tensor_scatter::gather(
+        &TensorView::new(&[1f32], &[]).unwrap(),
+        &TensorView::new(&[0i64], &[1]).unwrap(),
+        &GatherOptions::new(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("a tensor of rank 0 has no axis"),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("[-0, 0)"), "{e}");
+    // Float indices: the message says which dtypes are.
+    let e = gather_dyn(
+        GatherOp::Gather,
+        &t(vec![1.0f32, 2.0], &[2]),
+        &t(vec![0.0f32], &[1]),
+        &DynGatherOptions::new(),
+    )
+    .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::UnsupportedDType { .. }));
+    assert!(
+        e.to_string().contains("expected an integer index dtype"),
+        "{e}"
+    );
+    // ONNX GatherND takes int64 indices only, and says so.
+    let e = onnx::gather_nd(&t(vec![1.0f32, 2.0], &[2]), &t(vec![0i32], &[1, 1]), 0).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("expected int64 (the ONNX type constraint)"),
+        "{e}"
+    );
+}

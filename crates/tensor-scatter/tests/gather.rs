@@ -5,7 +5,7 @@
 use tensor_scatter::{
     DynGatherOptions, DynTensor, ErrorKind, GatherOp, GatherOptions, GatherOutOfRange,
     NegativeIndices, Par, TensorView, TensorViewMut, bnns, directml, gather, gather_dyn,
-    gather_dyn_into, gather_elements, gather_into, gather_nd, onnx, openvino,
+    gather_dyn_out, gather_elements, gather_nd, gather_out, onnx, openvino,
 };
 
 mod common;
@@ -36,7 +36,7 @@ fn embedding_lookup_at_real_thresholds_matches_a_loop_for_every_thread_count() {
         assert_eq!(got.shape(), &[n, width]);
         assert!(got.as_slice() == want.as_slice(), "{threads} threads");
         let mut out = vec![f32::NAN; n * width];
-        gather_into(
+        gather_out(
             &tv,
             &iv,
             &mut TensorViewMut::new(&mut out, &[n, width]).unwrap(),
@@ -285,7 +285,7 @@ fn a_bad_index_as_the_last_of_many_is_reported_and_the_output_is_untouched() {
     let mut idx = lcg(1, 300_000, 1000);
     idx[299_999] = 1000;
     let mut out = vec![-5i32; 300_000];
-    let err = gather_into(
+    let err = gather_out(
         &TensorView::new(&data, &[1000]).unwrap(),
         &TensorView::new(&idx, &[300_000]).unwrap(),
         &mut TensorViewMut::new(&mut out, &[300_000]).unwrap(),
@@ -419,7 +419,7 @@ fn shape_errors_name_their_argument() {
         assert!(err.to_string().contains(arg), "{err}");
     }
     let mut out = [7i8; 3];
-    let err = gather_into(
+    let err = gather_out(
         &d,
         &TensorView::new(&[0i64], &[1]).unwrap(),
         &mut TensorViewMut::new(&mut out, &[3]).unwrap(),
@@ -454,7 +454,7 @@ fn dyn_fill_value_must_match_data() {
     .unwrap_err();
     assert_eq!(err.arg(), "indices");
     let mut out = t(vec![0u8], &[1]);
-    let err = gather_dyn_into(
+    let err = gather_dyn_out(
         GatherOp::Gather,
         &data,
         &t(vec![0i64], &[1]),

@@ -26,7 +26,7 @@
 
 use crate::{
     DType, DynGatherOptions, DynTensor, Error, ErrorKind, GatherOp, IndexPolicy, NegativeIndices,
-    OutOfRange, Reduction, Result, ScatterOp, ScatterOptions, gather_dyn_into, scatter_dyn_into,
+    OutOfRange, Reduction, Result, ScatterOp, ScatterOptions, gather_dyn_out, scatter_dyn_into,
 };
 
 /// Every member of `BNNSReduceFunction`, with its C value.
@@ -254,7 +254,7 @@ pub fn scatter_nd(
 ///
 /// # Errors
 /// Indices neither 1-D nor of the input's rank; an output of the wrong dtype or shape; every
-/// error of [`gather_into`](crate::gather_into) / [`gather_elements_into`](crate::gather_elements_into).
+/// error of [`gather_out`](crate::gather_out) / [`gather_elements_out`](crate::gather_elements_out).
 /// On error `output` is unchanged.
 ///
 /// ```
@@ -300,7 +300,7 @@ pub fn gather(
     let opts = DynGatherOptions::new()
         .axis(axis)
         .negative(NegativeIndices::Error);
-    gather_dyn_into(mode, input, indices, output, &opts).map_err(|e| e.with_op(NAME))
+    gather_dyn_out(mode, input, indices, output, &opts).map_err(|e| e.with_op(NAME))
 }
 
 /// `BNNSGatherND(input, indices, output, filter_params)`: the last dimension of `indices`
@@ -308,7 +308,7 @@ pub fn gather(
 /// have the gathered shape `indices[..-1] ++ input[k..]`.
 ///
 /// # Errors
-/// An output of the wrong dtype or shape; every error of [`gather_nd_into`](crate::gather_nd_into)
+/// An output of the wrong dtype or shape; every error of [`gather_nd_out`](crate::gather_nd_out)
 /// (negative indices included). On error `output` is unchanged.
 ///
 /// ```
@@ -327,5 +327,5 @@ pub fn gather(
 pub fn gather_nd(input: &DynTensor, indices: &DynTensor, output: &mut DynTensor) -> Result<()> {
     const NAME: &str = "BNNSGatherND";
     let opts = DynGatherOptions::new().negative(NegativeIndices::Error);
-    gather_dyn_into(GatherOp::Nd, input, indices, output, &opts).map_err(|e| e.with_op(NAME))
+    gather_dyn_out(GatherOp::Nd, input, indices, output, &opts).map_err(|e| e.with_op(NAME))
 }

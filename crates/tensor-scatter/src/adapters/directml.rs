@@ -52,6 +52,12 @@ const ELEMENTS: &str = "DML_SCATTER_ELEMENTS";
 const ND: &str = "DML_SCATTER_ND";
 
 /// Checks DimensionCount and DataType of the three input tensors.
+/// `dtypes` in words, for errors.
+fn dtype_list(dtypes: &[DType]) -> String {
+    let names: Vec<&str> = dtypes.iter().map(|t| t.name()).collect();
+    format!("one of {} (the DirectML type constraint)", names.join(", "))
+}
+
 fn check_tensors(
     op: &'static str,
     input: &DynTensor,
@@ -85,11 +91,12 @@ fn check_inputs(
         }
     }
     if !DATA_TYPES.contains(&input.dtype()) {
-        return Err(Error::new(ErrorKind::UnsupportedDType {
+        return Err(Error::unsupported_dtype(
             op,
-            arg: "data",
-            dtype: input.dtype(),
-        }));
+            "data",
+            input.dtype(),
+            dtype_list(&DATA_TYPES),
+        ));
     }
     if let Some(u) = updates
         && u.dtype() != input.dtype()
@@ -102,11 +109,12 @@ fn check_inputs(
         }));
     }
     if !INDEX_TYPES.contains(&indices.dtype()) {
-        return Err(Error::new(ErrorKind::UnsupportedDType {
+        return Err(Error::unsupported_dtype(
             op,
-            arg: "indices",
-            dtype: indices.dtype(),
-        }));
+            "indices",
+            indices.dtype(),
+            dtype_list(&INDEX_TYPES),
+        ));
     }
     Ok(())
 }
@@ -278,7 +286,7 @@ pub fn scatter_nd(
         return Err(Error::shape(
             ND,
             "indices",
-            format!("a last dimension (tuple length {k}) at most InputDimensionCount ({idc})"),
+            format!("a last dimension (the tuple length) of at most InputDimensionCount ({idc})"),
             indices.shape(),
         ));
     }

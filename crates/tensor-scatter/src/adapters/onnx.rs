@@ -55,11 +55,13 @@ fn check(
         return Err(Error::rank(op, "data", "rank of at least 1".into(), 0));
     }
     if !index_types.contains(&indices.dtype()) {
-        return Err(Error::new(ErrorKind::UnsupportedDType {
+        let names: Vec<&str> = index_types.iter().map(|t| t.name()).collect();
+        return Err(Error::unsupported_dtype(
             op,
-            arg: "indices",
-            dtype: indices.dtype(),
-        }));
+            "indices",
+            indices.dtype(),
+            format!("{} (the ONNX type constraint)", names.join(" or ")),
+        ));
     }
     Ok(())
 }
@@ -342,11 +344,12 @@ pub fn tensor_scatter(
         None => vec![0; batch],
         Some(t) => {
             if t.dtype() != DType::I64 {
-                return Err(Error::new(ErrorKind::UnsupportedDType {
-                    op: OP,
-                    arg: "write_indices",
-                    dtype: t.dtype(),
-                }));
+                return Err(Error::unsupported_dtype(
+                    OP,
+                    "write_indices",
+                    t.dtype(),
+                    "int64 (the ONNX type constraint)",
+                ));
             }
             if t.shape() != [batch] {
                 return Err(Error::shape(

@@ -25,11 +25,12 @@ use crate::{
 /// Reads the `axis` input: an integer scalar or 1-element 1-D tensor.
 fn axis_value(op: &'static str, axis: &DynTensor) -> Result<i64> {
     if !axis.dtype().is_integer() {
-        return Err(Error::new(ErrorKind::UnsupportedDType {
+        return Err(Error::unsupported_dtype(
             op,
-            arg: "axis",
-            dtype: axis.dtype(),
-        }));
+            "axis",
+            axis.dtype(),
+            "an integer dtype",
+        ));
     }
     if !(axis.shape().is_empty() || axis.shape() == [1]) {
         return Err(Error::shape(
@@ -181,11 +182,12 @@ pub fn scatter_nd_update(
         }
     };
     if !matches!(indices.dtype(), crate::DType::I32 | crate::DType::I64) {
-        return Err(Error::new(ErrorKind::UnsupportedDType {
-            op: OP,
-            arg: "indices",
-            dtype: indices.dtype(),
-        }));
+        return Err(Error::unsupported_dtype(
+            OP,
+            "indices",
+            indices.dtype(),
+            "int32 or int64 (the OpenVINO type constraint)",
+        ));
     }
     let opts = ScatterOptions::new().reduction(reduction);
     scatter_dyn(ScatterOp::Nd, data, indices, updates, &opts).map_err(|e| e.with_op(OP))

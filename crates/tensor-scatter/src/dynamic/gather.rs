@@ -30,19 +30,22 @@ impl GatherOp {
     /// `SizeOverflow` when an input's or the output's size overflows; every shape, rank, axis
     /// and batch_dims error of the operator.
     ///
+    /// It takes the operator's options, as [`ScatterOp::plan`](crate::ScatterOp::plan) does
+    /// (only the axis and `batch_dims` matter to shapes).
+    ///
     /// ```
-    /// use tensor_scatter::{DType, GatherOp};
-    /// let plan = GatherOp::Gather.plan(DType::F16, &[1, 1 << 20], &[1 << 20], 0, 0).unwrap();
+    /// use tensor_scatter::{DType, GatherOp, GatherOptions};
+    /// let opts = GatherOptions::<f32>::new();
+    /// let plan = GatherOp::Gather.plan(DType::F16, &[1, 1 << 20], &[1 << 20], &opts).unwrap();
     /// assert_eq!(plan.shape, vec![1 << 20, 1 << 20]);
     /// assert_eq!(plan.bytes, 1 << 41); // 2 TiB from 4 MiB of inputs: check before calling
     /// ```
-    pub fn plan(
+    pub fn plan<F>(
         self,
         dtype: DType,
         data: &[usize],
         indices: &[usize],
-        axis: i64,
-        batch_dims: i64,
+        opts: &GatherOptions<F>,
     ) -> Result<OutputPlan> {
         let op = self.name();
         sized(op, "data", data, dtype)?;
@@ -52,7 +55,7 @@ impl GatherOp {
             GatherOp::Elements => crate::gather::plan_gather_elements,
             GatherOp::Nd => crate::gather::plan_gather_nd,
         };
-        let p = planner(data, indices, axis, batch_dims)?;
+        let p = planner(data, indices, opts.axis, opts.batch_dims)?;
         let (elements, bytes) = sized(op, "output", &p.out_shape, dtype)?;
         Ok(OutputPlan {
             shape: p.out_shape,
@@ -126,9 +129,9 @@ fn typed_gather<T: Element, I: IndexInt + Element>(
         Some(out) => {
             let mut ov = typed_view_mut::<T>(out, op.name(), "out")?;
             match op {
-                GatherOp::Gather => crate::gather_into(&d, &i, &mut ov, &o),
-                GatherOp::Elements => crate::gather_elements_into(&d, &i, &mut ov, &o),
-                GatherOp::Nd => crate::gather_nd_into(&d, &i, &mut ov, &o),
+                GatherOp::Gather => crate::gather_out(&d, &i, &mut ov, &o),
+                GatherOp::Elements => crate::gather_elements_out(&d, &i, &mut ov, &o),
+                GatherOp::Nd => crate::gather_nd_out(&d, &i, &mut ov, &o),
             }?;
             Ok(None)
         }
@@ -142,11 +145,7 @@ fn dispatch_gather(
     out: Option<&mut DynTensor>,
     opts: &DynGatherOptions,
 ) -> Result<Option<DynTensor>> {
-    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_gather::<T, I>(op, data, indices, out, opts), _ => Err(Error::new(ErrorKind::UnsupportedDType {
-        op: op.name(),
-        arg: "indices",
-        dtype: indices.dtype(),
-    }))))
+    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_gather::<T, I>(op, data, indices, out, opts), _ => Err(Error::unsupported_dtype(op.name(), "indices", indices.dtype(), crate::index::INDEX_DTYPES_TEXT))))
 }
 
 /// Runs one gather on erased tensors into a new tensor.
@@ -186,9 +185,9 @@ pub fn gather_dyn(
 /// As [`gather_dyn`], plus an output of another dtype or shape; on error `out` is unchanged.
 ///
 /// ```
-/// use tensor_scatter::{gather_dyn_into, DynGatherOptions, DynTensor, GatherOp};
+/// use tensor_scatter::{gather_dyn_out, DynGatherOptions, DynTensor, GatherOp};
 /// let mut out = DynTensor::from_vec(vec![0.0f64; 2], &[2]).unwrap();
-/// gather_dyn_into(
+/// gather_dyn_out(
 ///     GatherOp::Elements,
 ///     &DynTensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap(),
 ///     &DynTensor::from_vec(vec![-1i64, 0], &[2]).unwrap(),
@@ -198,7 +197,7 @@ pub fn gather_dyn(
 /// .unwrap();
 /// assert_eq!(out.as_slice::<f64>(), Some(&[3.0, 1.0][..]));
 /// ```
-pub fn gather_dyn_into(
+pub fn gather_dyn_out(
     op: GatherOp,
     data: &DynTensor,
     indices: &DynTensor,
@@ -206,4 +205,18 @@ pub fn gather_dyn_into(
     opts: &DynGatherOptions,
 ) -> Result<()> {
     dispatch_gather(op, data, indices, Some(out), opts).map(|_| ())
+}
+
+/// The former name of [`gather_dyn_out`].
+#[deprecated(
+    note = "renamed `gather_dyn_out`: `_out` is a caller-provided output for every operator"
+)]
+pub fn gather_dyn_into(
+    op: GatherOp,
+    data: &DynTensor,
+    indices: &DynTensor,
+    out: &mut DynTensor,
+    opts: &DynGatherOptions,
+) -> Result<()> {
+    gather_dyn_out(op, data, indices, out, opts)
 }

@@ -10,7 +10,9 @@ use crate::view::{Tensor, TensorView, TensorViewMut};
 mod gather;
 mod scatter;
 
-pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_into};
+#[allow(deprecated)]
+pub use gather::gather_dyn_into;
+pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_out};
 pub use scatter::{ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
@@ -250,6 +252,93 @@ impl DynTensor {
             })
     }
 
+    /// The typed tensor inside, when `T` is the tensor's dtype (no copy); otherwise the tensor
+    /// back.
+    ///
+    /// ```
+    /// use tensor_scatter::DynTensor;
+    /// let t = DynTensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    /// let t = t.into_tensor::<f32>().unwrap_err(); // not float32
+    /// assert_eq!(t.into_tensor::<i32>().unwrap().as_slice(), &[1, 2]);
+    /// ```
+    pub fn into_tensor<T: Element>(self) -> std::result::Result<Tensor<T>, DynTensor> {
+        let DynTensor { buffer, shape } = self;
+        match T::from_buffer(buffer) {
+            Ok(data) => Ok(Tensor { data, shape }),
+            Err(buffer) => Err(DynTensor { buffer, shape }),
+        }
+    }
+
+    /// A tensor of `dtype` and `shape` from its elements' bytes in the machine's byte order
+    /// (what [`to_bytes`](Self::to_bytes) returns; a NumPy array's `tobytes()` on this
+    /// machine).
+    ///
+    /// # Errors
+    /// [`InvalidView`](ErrorKind::InvalidView) when `bytes` is not `dtype.size_of()` times the
+    /// element count; [`InvalidArgument`](ErrorKind::InvalidArgument) for a bool byte other
+    /// than 0 or 1.
+    ///
+    /// ```
+    /// use tensor_scatter::{DType, DynTensor};
+    /// let bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|x| x.to_ne_bytes()).collect();
+    /// let t = DynTensor::from_bytes(DType::F32, &[2], &bytes).unwrap();
+    /// assert_eq!(t.as_slice::<f32>(), Some(&[1.5f32, -2.0][..]));
+    /// assert_eq!(t.to_bytes(), bytes);
+    /// ```
+    pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<DynTensor> {
+        let n = crate::shape::numel("tensor", "shape", shape)?;
+        let width = dtype.size_of();
+        if n.checked_mul(width) != Some(bytes.len()) {
+            return Err(Error::new(ErrorKind::InvalidView {
+                op: "tensor",
+                arg: "bytes",
+                reason: format!(
+                    "shape {shape:?} of {dtype} needs {n} × {width} bytes, not {}",
+                    bytes.len()
+                ),
+            }));
+        }
+        if dtype == DType::Bool
+            && let Some(p) = bytes.iter().position(|&b| b > 1)
+        {
+            return Err(Error::invalid(
+                "tensor",
+                "bytes",
+                format!("bool byte {p} is {}, not 0 or 1", bytes[p]),
+            ));
+        }
+        let word = |c: &[u8]| -> u64 {
+            match c.len() {
+                1 => u64::from(c[0]),
+                2 => u64::from(u16::from_ne_bytes([c[0], c[1]])),
+                4 => u64::from(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])),
+                _ => u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
+            }
+        };
+        let buffer = with_dtype!(dtype, T => T::into_buffer(
+            bytes.chunks_exact(width).map(|c| T::from_bits_u64(word(c))).collect()
+        ));
+        DynTensor::new(buffer, shape)
+    }
+
+    /// The elements' bytes in the machine's byte order, row-major.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let width = self.dtype().size_of();
+        let mut out = Vec::with_capacity(self.buffer.len() * width);
+        with_dtype!(self.dtype(), T => {
+            for x in self.as_slice::<T>().unwrap_or(&[]) {
+                let bits = x.to_bits_u64();
+                match width {
+                    1 => out.push(bits as u8),
+                    2 => out.extend_from_slice(&(bits as u16).to_ne_bytes()),
+                    4 => out.extend_from_slice(&(bits as u32).to_ne_bytes()),
+                    _ => out.extend_from_slice(&bits.to_ne_bytes()),
+                }
+            }
+        });
+        out
+    }
+
     /// A copy with the same shape reinterpreted as `shape` (same element count).
     ///
     /// # Errors
@@ -332,4 +421,47 @@ pub(crate) fn sized(
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or_else(|| Error::overflow(op, arg))?;
     Ok((n, bytes))
+}
+
+/// Parses a dtype name: NumPy's (`"float32"`, `"bfloat16"`, `"uint8"`, `"bool"`), the short
+/// forms (`"f32"`, `"bf16"`, `"u8"`) and PyTorch's aliases (`"float"`, `"double"`, `"half"`,
+/// `"long"`, `"int"`, `"short"`).
+///
+/// ```
+/// use tensor_scatter::DType;
+/// assert_eq!("float32".parse::<DType>().unwrap(), DType::F32);
+/// assert_eq!("bf16".parse::<DType>().unwrap(), DType::BF16);
+/// assert_eq!("long".parse::<DType>().unwrap(), DType::I64);
+/// assert!("complex64".parse::<DType>().is_err());
+/// ```
+impl std::str::FromStr for DType {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<DType> {
+        Ok(match s {
+            "float64" | "f64" | "double" => DType::F64,
+            "float32" | "f32" | "float" => DType::F32,
+            "float16" | "f16" | "half" => DType::F16,
+            "bfloat16" | "bf16" => DType::BF16,
+            "int64" | "i64" | "long" => DType::I64,
+            "int32" | "i32" | "int" => DType::I32,
+            "int16" | "i16" | "short" => DType::I16,
+            "int8" | "i8" => DType::I8,
+            "uint64" | "u64" => DType::U64,
+            "uint32" | "u32" => DType::U32,
+            "uint16" | "u16" => DType::U16,
+            "uint8" | "u8" => DType::U8,
+            "bool" => DType::Bool,
+            other => {
+                return Err(Error::invalid(
+                    "parse",
+                    "dtype",
+                    format!(
+                        "'{other}' is not a dtype: expected one of {}",
+                        DType::ALL.map(DType::name).join(", ")
+                    ),
+                ));
+            }
+        })
+    }
 }

@@ -101,11 +101,7 @@ fn typed_out<T: Element, I: IndexInt + Element>(
 }
 
 fn unsupported_indices(op: ScatterOp, dtype: DType) -> Error {
-    Error::new(ErrorKind::UnsupportedDType {
-        op: op.name(),
-        arg: "indices",
-        dtype,
-    })
+    Error::unsupported_dtype(op.name(), "indices", dtype, crate::index::INDEX_DTYPES_TEXT)
 }
 
 /// Runs one scatter operator on erased tensors, out of place.

@@ -38,7 +38,8 @@ pub enum Par {
     Auto,
     /// The calling thread only.
     Sequential,
-    /// Exactly this many threads (at most; small inputs still run on the calling thread).
+    /// This many threads at most: small inputs still run on the calling thread, and no more
+    /// threads run than the process has cores (the work is cut as for this many).
     Threads(NonZeroUsize),
 }
 
@@ -76,16 +77,18 @@ pub fn set_default_threads(n: usize) {
 
 /// The thread count [`Par::Auto`] resolves to: the value given to [`set_default_threads`],
 /// or the number of cores available to the process.
-/// The core count is read once per process: `available_parallelism` reads the affinity mask
-/// and cgroup limits, which costs more than a small operation.
 pub fn default_threads() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
     match DEFAULT_THREADS.load(Ordering::Relaxed) {
-        0 => {
-            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
-        }
+        0 => cores(),
         n => n,
     }
+}
+
+/// The cores available to the process, read once: `available_parallelism` reads the affinity
+/// mask and cgroup limits, which costs more than a small operation.
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
 /// What an operation resolves once, before it plans: how many threads it may use and the
@@ -139,12 +142,16 @@ pub(crate) fn task_count(threads: usize, bytes: usize, per_thread: usize) -> usi
 /// waits for a sleeping one to wake. A call made while another holds the helpers starts
 /// scoped threads. The pool gets `f` as a `dyn Fn`, so the pool, rayon and the scoped threads
 /// are compiled once, not once per kernel closure.
+///
+/// However many threads are asked for, no more run than there are tasks or cores: the tasks
+/// (and so the result) are the same, and threads beyond the cores only cost their start.
 pub(crate) fn run_tasks(threads: usize, tasks: usize, f: impl Fn(usize) + Sync) {
-    if threads <= 1 || tasks <= 1 {
+    let workers = threads.min(tasks).min(cores());
+    if workers <= 1 {
         (0..tasks).for_each(f);
         return;
     }
-    imp::run(threads.min(tasks), tasks, &f);
+    imp::run(workers, tasks, &f);
 }
 
 #[cfg(feature = "parallel")]

@@ -7,9 +7,9 @@
 //! caller simply claims its tasks. The caller returns once every task is done.
 //!
 //! Why not a rayon scope or scoped threads: a scope returns only after each spawned job has
-//! run, so a call waits for a sleeping worker to wake or for a fresh thread to start (see
-//! DESIGN.md, "Who runs the tasks", for what each cost). Idle helpers here spin for [`HELPER_SPIN`] before they sleep, so calls in
-//! quick succession find them awake, and a call never waits for one that is not.
+//! run, so a call waits for a sleeping worker to wake or for a fresh thread to start. Idle
+//! helpers here spin for [`HELPER_SPIN`] before they sleep, so calls in quick succession find
+//! them awake, and a call never waits for one that is not.
 //!
 //! The result never depends on who runs which task: every task owns disjoint output cells.
 

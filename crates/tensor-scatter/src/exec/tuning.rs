@@ -1,6 +1,7 @@
 //! Every tuning constant of the engine, one line each. Results never depend on them, only
 //! speed does; why each has its value is in DESIGN.md, the measurements in `record/`.
 
+#[cfg(feature = "parallel")]
 use std::time::Duration;
 
 /// Whether the thresholds take their small values, so that small inputs go through every
@@ -99,12 +100,15 @@ pub(crate) const NARROW_MAX_TUPLES: usize = 1 << 16;
 pub(crate) const INLINE_ROW_BYTES: usize = 1024;
 
 /// How long an idle helper thread spins for the next call before it sleeps.
+#[cfg(feature = "parallel")]
 pub(crate) const HELPER_SPIN: Duration = Duration::from_micros(200);
 
 /// How long a caller done with its own tasks spins for the helpers' before it sleeps.
+#[cfg(feature = "parallel")]
 pub(crate) const CALLER_SPIN: Duration = Duration::from_micros(20);
 
 /// The most helper threads started (more threads run their tasks on these).
+#[cfg(feature = "parallel")]
 pub(crate) const MAX_HELPERS: usize = 255;
 
 /// The largest block folded by one task at `threads` threads.

@@ -8,7 +8,8 @@ use crate::dtype::{BitsOf, Element};
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::index::{IndexInt, IndexPolicy, with_native_indices};
-use crate::kernels::gather::Job;
+use crate::kernels::gather::strided::{self, DataView, SliceDims};
+use crate::kernels::gather::{Geom, Job};
 use crate::kernels::{self, DestPtr};
 use crate::scatter::{contiguous_data, is_contiguous};
 use crate::shape::Odometer;
@@ -17,12 +18,13 @@ use crate::view::{Tensor, TensorView, TensorViewMut};
 use super::GatherOptions;
 use super::plan::{GatherPlan, GatherPlanner};
 
-/// The elements of a view in row-major order, borrowed when it is contiguous.
-fn flat<'a, T: Copy>(v: &TensorView<'a, T>) -> Cow<'a, [T]> {
-    match contiguous_data(v) {
+/// The indices in row-major order: borrowed when contiguous, else copied (the index pass
+/// and the kernels read them flat); a copy that cannot be allocated is an error.
+fn flat_indices<'a, I: Copy>(op: &'static str, v: &TensorView<'a, I>) -> Result<Cow<'a, [I]>> {
+    Ok(match contiguous_data(v) {
         Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(v.to_vec()),
-    }
+        None => Cow::Owned(v.try_to_vec(op, "indices")?),
+    })
 }
 
 /// The read-only index pass: every index against its component's accepted range
@@ -49,10 +51,11 @@ fn validate<I: IndexInt>(
 }
 
 /// Runs the kernel into `dest` (`plan.out_numel` cells), moving `T` as its bits
-/// ([`BitsOf`]): one kernel per byte width.
+/// ([`BitsOf`]): one kernel per byte width. A `data` view that is not contiguous is read
+/// where it lies ([`strided`](kernels::gather::strided)), never copied.
 fn run_kernel<T: Element, I: IndexInt>(
     plan: &GatherPlan,
-    data: &[T],
+    data: &TensorView<'_, T>,
     idx: &[I],
     opts: &GatherOptions<T>,
     dest: DestPtr<'_, T>,
@@ -67,14 +70,40 @@ fn run_kernel<T: Element, I: IndexInt>(
     // SAFETY: `BitsOf<T>` has `T`'s size and alignment, and the kernel writes only bits read
     // from `data` or the fill value's, all valid `T`s.
     let dest = unsafe { dest.cast::<BitsOf<T>>() };
+    let contiguous = contiguous_data(data);
     let job = Job {
-        data: kernels::bits_of(data),
+        data: kernels::bits_of(contiguous.unwrap_or(data.data)),
         idx,
         policy: opts.policy(),
         fill: BitsOf::<T>::from_bits_u64(opts.fill_value.to_bits_u64()),
         cx,
     };
-    kernels::gather::run(&plan.geom, &job, dest, plan.out_numel);
+    if contiguous.is_some() {
+        kernels::gather::run(&plan.geom, &job, dest, plan.out_numel);
+        return;
+    }
+    let l = &data.layout;
+    let view = DataView {
+        offset: l.offset,
+        shape: &l.shape,
+        strides: &l.strides,
+    };
+    match &plan.geom {
+        Geom::Slices(g) => {
+            let comp_dims: Vec<usize> = plan.comps.iter().map(|&(d, _)| d).collect();
+            let dims = SliceDims {
+                lead_end: plan.lead_end,
+                comp_dims: &comp_dims,
+                slice_start: plan.slice_start,
+            };
+            // SAFETY: the view was validated against its buffer (`TensorView`), the plan was
+            // made from its shape, every index was checked, and `dest` holds `out_numel`
+            // cells, this call's alone.
+            unsafe { strided::slices(g, dims, view, &job, dest) }
+        }
+        // SAFETY: as above.
+        Geom::Elements(g) => unsafe { strided::elements(g, view, &job, dest, plan.out_numel) },
+    }
 }
 
 /// Plans, checks a caller-provided output's shape (when given), then checks every index;
@@ -103,7 +132,7 @@ fn plan_checked<'a, T: Element, I: IndexInt>(
             got,
         ));
     }
-    let idx = flat(indices);
+    let idx = flat_indices(plan.op, indices)?;
     validate(&plan, &idx, &indices.layout.shape, opts.policy(), cx)?;
     Ok((plan, idx))
 }
@@ -115,15 +144,14 @@ fn build<T: Element, I: IndexInt>(
     opts: &GatherOptions<T>,
     cx: Ctx,
 ) -> Result<Vec<T>> {
-    let data = flat(data);
-    // SAFETY: both geometries write every one of the `out_numel` cells (slices: every row,
-    // copied or filled; elements: every element).
+    // SAFETY: both geometries, contiguous or strided, write every one of the `out_numel`
+    // cells (slices: every row, copied or filled; elements: every element).
     unsafe {
         kernels::build_vec(
             plan.out_numel,
             |bytes| Error::out_of_memory(plan.op, "output", bytes),
             |dest| {
-                run_kernel(plan, &data, idx, opts, dest, cx);
+                run_kernel(plan, data, idx, opts, dest, cx);
                 Ok(())
             },
         )
@@ -178,7 +206,7 @@ fn into<T: Element, I: IndexInt>(
     let l = &out.layout;
     if is_contiguous(l) {
         let cells = &mut out.data[l.offset..l.offset + l.numel];
-        run_kernel(&plan, &flat(data), &idx, opts, DestPtr::new(cells), cx);
+        run_kernel(&plan, data, &idx, opts, DestPtr::new(cells), cx);
     } else {
         let tmp = build(&plan, data, &idx, opts, cx)?;
         let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);

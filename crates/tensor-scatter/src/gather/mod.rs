@@ -12,6 +12,10 @@
 //! (an error names the first bad one in row-major order, before anything is written), then
 //! an infallible kernel that moves every dtype as the unsigned integer of its width, in
 //! parallel over disjoint output ranges.
+//!
+//! A strided `data` view (padded, reversed, permuted, broadcast) is read where it lies: the
+//! gather touches only the cells it gathers, however large the view. Strided `indices` are
+//! copied once into a contiguous buffer, since every index is read anyway.
 
 mod drive;
 mod plan;
@@ -177,10 +181,10 @@ pub fn gather<T: Element, I: IndexInt>(
 /// unchanged.
 ///
 /// ```
-/// use tensor_scatter::{gather_into, GatherOptions, TensorView, TensorViewMut};
+/// use tensor_scatter::{gather_out, GatherOptions, TensorView, TensorViewMut};
 /// // Rows 2 and 0 of a 3 × 2 matrix, into a reused buffer.
 /// let mut out = [0u8; 4];
-/// gather_into(
+/// gather_out(
 ///     &TensorView::new(&[1u8, 2, 3, 4, 5, 6], &[3, 2]).unwrap(),
 ///     &TensorView::new(&[2u32, 0], &[2]).unwrap(),
 ///     &mut TensorViewMut::new(&mut out, &[2, 2]).unwrap(),
@@ -189,7 +193,7 @@ pub fn gather<T: Element, I: IndexInt>(
 /// .unwrap();
 /// assert_eq!(out, [5, 6, 1, 2]);
 /// ```
-pub fn gather_into<T: Element, I: IndexInt>(
+pub fn gather_out<T: Element, I: IndexInt>(
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
     out: &mut TensorViewMut<'_, T>,
@@ -234,9 +238,9 @@ pub fn gather_elements<T: Element, I: IndexInt>(
 /// As [`gather_elements`], plus an `out` of another shape; on error `out` is unchanged.
 ///
 /// ```
-/// use tensor_scatter::{gather_elements_into, GatherOptions, TensorView, TensorViewMut};
+/// use tensor_scatter::{gather_elements_out, GatherOptions, TensorView, TensorViewMut};
 /// let mut out = [0i64; 2];
-/// gather_elements_into(
+/// gather_elements_out(
 ///     &TensorView::new(&[10i64, 20, 30], &[3]).unwrap(),
 ///     &TensorView::new(&[-1i8, 0], &[2]).unwrap(),
 ///     &mut TensorViewMut::new(&mut out, &[2]).unwrap(),
@@ -245,7 +249,7 @@ pub fn gather_elements<T: Element, I: IndexInt>(
 /// .unwrap();
 /// assert_eq!(out, [30, 10]);
 /// ```
-pub fn gather_elements_into<T: Element, I: IndexInt>(
+pub fn gather_elements_out<T: Element, I: IndexInt>(
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
     out: &mut TensorViewMut<'_, T>,
@@ -300,10 +304,10 @@ pub fn gather_nd<T: Element, I: IndexInt>(
 /// As [`gather_nd`], plus an `out` of another shape; on error `out` is unchanged.
 ///
 /// ```
-/// use tensor_scatter::{gather_nd_into, GatherOptions, TensorView, TensorViewMut};
+/// use tensor_scatter::{gather_nd_out, GatherOptions, TensorView, TensorViewMut};
 /// // batch_dims = 1: each batch picks its own element.
 /// let mut out = [0u16; 2];
-/// gather_nd_into(
+/// gather_nd_out(
 ///     &TensorView::new(&[1u16, 2, 3, 4], &[2, 2]).unwrap(),
 ///     &TensorView::new(&[1u8, 0], &[2, 1]).unwrap(),
 ///     &mut TensorViewMut::new(&mut out, &[2]).unwrap(),
@@ -312,11 +316,48 @@ pub fn gather_nd<T: Element, I: IndexInt>(
 /// .unwrap();
 /// assert_eq!(out, [2, 3]);
 /// ```
-pub fn gather_nd_into<T: Element, I: IndexInt>(
+pub fn gather_nd_out<T: Element, I: IndexInt>(
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
     drive_into("gather_nd", plan_gather_nd, data, indices, out, opts)
+}
+
+/// The former name of [`gather_out`].
+#[deprecated(note = "renamed `gather_out`: `_out` is a caller-provided output for every operator")]
+pub fn gather_into<T: Element, I: IndexInt>(
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &GatherOptions<T>,
+) -> Result<()> {
+    gather_out(data, indices, out, opts)
+}
+
+/// The former name of [`gather_elements_out`].
+#[deprecated(
+    note = "renamed `gather_elements_out`: `_out` is a caller-provided output for every operator"
+)]
+pub fn gather_elements_into<T: Element, I: IndexInt>(
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &GatherOptions<T>,
+) -> Result<()> {
+    gather_elements_out(data, indices, out, opts)
+}
+
+/// The former name of [`gather_nd_out`].
+#[deprecated(
+    note = "renamed `gather_nd_out`: `_out` is a caller-provided output for every operator"
+)]
+pub fn gather_nd_into<T: Element, I: IndexInt>(
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &GatherOptions<T>,
+) -> Result<()> {
+    gather_nd_out(data, indices, out, opts)
 }

@@ -13,6 +13,10 @@ pub(crate) struct GatherPlan {
     pub(super) geom: Geom,
     /// The data dimension and size component `j` of an index tuple addresses.
     pub(super) comps: Vec<(usize, usize)>,
+    /// Whole-slice gathers: data dims `[0, lead_end)` are the lead (batch and outer) dims and
+    /// `[slice_start, rank)` the slice (for reading a strided `data` where it lies).
+    pub(super) lead_end: usize,
+    pub(super) slice_start: usize,
 }
 
 pub(super) type GatherPlanner = fn(&[usize], &[usize], i64, i64) -> Result<GatherPlan>;
@@ -90,6 +94,8 @@ pub(crate) fn plan_gather(
             slice: inner,
         }),
         comps: vec![(a, d[a])],
+        lead_end: a,
+        slice_start: a + 1,
     })
 }
 
@@ -133,6 +139,8 @@ pub(crate) fn plan_gather_elements(
             axis_size: d[a],
         }),
         comps: vec![(a, d[a])],
+        lead_end: 0,
+        slice_start: r,
     })
 }
 
@@ -164,7 +172,8 @@ pub(crate) fn plan_gather_nd(
             op,
             "indices",
             format!(
-                "a last dimension (tuple length {k}) at most the rank of data ({}) minus batch_dims ({b})",
+                "a last dimension (the tuple length) of at most {}: the rank of data ({}) minus batch_dims ({b})",
+                d.len().saturating_sub(b),
                 d.len()
             ),
             q,
@@ -194,5 +203,7 @@ pub(crate) fn plan_gather_nd(
             slice: sat_product(&d[b + k..]),
         }),
         comps,
+        lead_end: b,
+        slice_start: b + k,
     })
 }

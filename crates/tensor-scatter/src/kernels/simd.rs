@@ -10,7 +10,7 @@ use crate::reduce::Combiner;
 /// Whether the scatter folds of `T` with combiner `C` are compiled per instruction set: f32
 /// and f64, whose combines end in the canonical-NaN select (one blend with AVX, four SSE2
 /// mask operations without), and `none` (values moved as their bits), whose staged column
-/// tiles measured faster for it (BENCHMARKS.md: W1 and W6 at 1 thread). Every other fold is
+/// tiles measured faster for it (W1 and W6 at 1 thread, in `record/`). Every other fold is
 /// the same scalar read-modify-write at every level.
 pub(crate) const fn isa_folds<T: Element, C: Combiner<T>>() -> bool {
     matches!(T::DTYPE, DType::F32 | DType::F64) || C::MOVES

@@ -119,18 +119,18 @@ fn start_of<W: Element>(cell: W, r: Reduction, include_self: bool) -> W {
 
 fn fold_in<W: Element>(start: W, us: &[W], r: Reduction, include_self: bool) -> W {
     let f = |a: W, u: W| match r {
-        Reduction::Add | Reduction::Mean => a.add(u),
-        Reduction::Sub => a.sub(u),
-        Reduction::Mul => a.mul(u),
-        Reduction::Min => a.min(u),
-        Reduction::Max => a.max(u),
+        Reduction::Add | Reduction::Mean => a.reduce_add(u),
+        Reduction::Sub => a.reduce_sub(u),
+        Reduction::Mul => a.reduce_mul(u),
+        Reduction::Min => a.reduce_min(u),
+        Reduction::Max => a.reduce_max(u),
         Reduction::None => u,
     };
     let acc = us
         .iter()
         .fold(start_of(start, r, include_self), |a, &u| f(a, u));
     if r == Reduction::Mean {
-        W::mean(acc, us.len() as u64 + u64::from(include_self))
+        W::reduce_mean(acc, us.len() as u64 + u64::from(include_self))
     } else {
         acc
     }

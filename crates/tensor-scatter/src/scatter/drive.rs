@@ -341,7 +341,10 @@ fn out_of_place<T: Element, I: IndexInt>(
             shape: data.layout.shape.clone(),
         });
     }
-    let mut out = data.to_tensor();
+    let mut out = Tensor {
+        data: data.try_to_vec(op, "output")?,
+        shape: data.layout.shape.clone(),
+    };
     run_into(
         &plan,
         &mut out.data,

@@ -2,6 +2,8 @@
 //! same-shape mode, torch `scatter_reduce`, OpenVINO ScatterElementsUpdate.
 
 use super::{Component, Plan, ScatterOptions, run_in_place, run_out, run_out_of_place, shape_text};
+use std::borrow::Cow;
+
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::index::IndexInt;
@@ -10,7 +12,8 @@ use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 
 const OP: &str = "scatter_elements";
 
-/// Shape rule: `indices` has data's rank, `updates.shape == indices.shape`, and
+/// Shape rule: `indices` has data's rank, `updates.shape == indices.shape` (or, with
+/// [`ScatterOptions::updates_window`], at least as large on every dim), and
 /// `indices.shape[d] <= data.shape[d]` for every `d != axis` (any extent along the axis).
 pub(crate) fn plan(
     dest: &Layout,
@@ -28,13 +31,16 @@ pub(crate) fn plan(
             idx.shape.len(),
         ));
     }
-    if upd.shape != idx.shape {
-        return Err(Error::shape(
-            OP,
-            "updates",
-            format!("shape of indices {}", shape_text(&idx.shape)),
-            &upd.shape,
-        ));
+    if upd.shape != idx.shape && !(opts.updates_window && covers(&upd.shape, &idx.shape)) {
+        let expected = if opts.updates_window {
+            format!(
+                "at least indices' extent {} on every dim",
+                shape_text(&idx.shape)
+            )
+        } else {
+            format!("shape of indices {}", shape_text(&idx.shape))
+        };
+        return Err(Error::shape(OP, "updates", expected, &upd.shape));
     }
     for d in (0..r).filter(|&d| d != axis) {
         if idx.shape[d] > dest.shape[d] {
@@ -75,6 +81,25 @@ pub(crate) fn plan(
     })
 }
 
+/// Whether `outer` has `inner`'s rank and at least its extent on every dim.
+fn covers(outer: &[usize], inner: &[usize]) -> bool {
+    outer.len() == inner.len() && outer.iter().zip(inner).all(|(o, i)| o >= i)
+}
+
+/// `updates` narrowed to the window of indices' extent at its origin, when
+/// [`ScatterOptions::updates_window`] lets it be larger (PyTorch's `src` rule); as given
+/// otherwise, for the plan to check.
+fn window<'v, 'a, T: Copy>(
+    updates: &'v TensorView<'a, T>,
+    indices: &[usize],
+    opts: &ScatterOptions,
+) -> Cow<'v, TensorView<'a, T>> {
+    let narrowed = (opts.updates_window && updates.layout.shape != indices)
+        .then(|| updates.window(indices))
+        .flatten();
+    narrowed.map_or(Cow::Borrowed(updates), Cow::Owned)
+}
+
 /// Element-wise scatter along an axis, out of place.
 ///
 /// `out = data`, then for every position `p` of `indices` in row-major order
@@ -84,7 +109,8 @@ pub(crate) fn plan(
 ///
 /// # Errors
 /// Unsupported reduction for the dtype (mean on bool); axis outside `[-r, r)`; `indices` rank
-/// differs from data's; `updates.shape != indices.shape`; an `indices` extent larger than
+/// differs from data's; `updates.shape != indices.shape` (unless
+/// [`ScatterOptions::updates_window`] allows a larger `updates`); an `indices` extent larger than
 /// data's on a non-axis dimension; any index rejected by the [`IndexPolicy`](crate::IndexPolicy).
 ///
 /// # Examples
@@ -108,6 +134,7 @@ pub fn scatter_elements<T: Element, I: IndexInt>(
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<Tensor<T>> {
+    let updates = &window(updates, &indices.layout.shape, opts);
     run_out_of_place(OP, plan, data, indices, updates, opts)
 }
 
@@ -148,6 +175,7 @@ pub fn scatter_elements_into<T: Element, I: IndexInt>(
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<()> {
+    let updates = &window(updates, &indices.layout.shape, opts);
     run_in_place(OP, plan, dest, indices, updates, opts)
 }
 
@@ -182,5 +210,6 @@ pub fn scatter_elements_out<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<()> {
+    let updates = &window(updates, &indices.layout.shape, opts);
     run_out(OP, plan, data, indices, updates, out, opts)
 }

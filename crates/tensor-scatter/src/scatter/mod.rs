@@ -27,7 +27,7 @@ pub(crate) use drive::{run_in_place, run_out, run_out_of_place};
 pub(crate) use plan::{Component, Plan};
 
 use crate::exec::Par;
-use crate::index::IndexPolicy;
+use crate::index::{IndexPolicy, NegativeIndices, OutOfRange};
 use crate::reduce::{Accumulation, Reduction};
 use crate::view::{Layout, TensorView};
 
@@ -36,11 +36,20 @@ use crate::view::{Layout, TensorView};
 /// Defaults follow ONNX: axis 0, reduction `none`, `include_self = true`, negative indices
 /// wrap once, out-of-range indices are an error, f16/bf16 round after every update.
 ///
+/// The builder methods are the gathers' ([`GatherOptions`](crate::GatherOptions)): `axis`,
+/// `negative`, `out_of_range`, `par`; the out-of-range rules differ in one value (a scatter
+/// skips, a gather fills).
+///
 /// ```
-/// use tensor_scatter::{Reduction, ScatterOptions, OutOfRange};
+/// use tensor_scatter::{IndexPolicy, NegativeIndices, OutOfRange, Reduction, ScatterOptions};
 /// let o = ScatterOptions::new().axis(-1).reduction(Reduction::Mean).include_self(false);
 /// assert_eq!((o.axis, o.reduction, o.include_self), (-1, Reduction::Mean, false));
 /// assert_eq!(o.index_policy.out_of_range, OutOfRange::Error);
+/// let strict = ScatterOptions::new().negative(NegativeIndices::Error).out_of_range(OutOfRange::Skip);
+/// assert_eq!(
+///     strict.index_policy,
+///     IndexPolicy::new(NegativeIndices::Error, OutOfRange::Skip)
+/// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -60,6 +69,10 @@ pub struct ScatterOptions {
     pub accumulation: Accumulation,
     /// How many threads to use. Never changes the result.
     pub par: Par,
+    /// `scatter_elements` only: `updates` may be larger than `indices` on any dim, and only
+    /// the window of indices' extent at its origin is read (PyTorch `scatter_`'s rule for
+    /// `src`). Off by default: ONNX and the other specs require equal shapes.
+    pub updates_window: bool,
 }
 
 impl ScatterOptions {
@@ -85,9 +98,21 @@ impl ScatterOptions {
         self.include_self = include_self;
         self
     }
-    /// Sets the index policy.
+    /// Sets the index policy (both rules at once).
     pub fn index_policy(mut self, policy: IndexPolicy) -> Self {
         self.index_policy = policy;
+        self
+    }
+    /// Sets the negative-index rule (as [`GatherOptions::negative`](crate::GatherOptions::negative)).
+    pub fn negative(mut self, negative: NegativeIndices) -> Self {
+        self.index_policy.negative = negative;
+        self
+    }
+    /// Sets the out-of-range rule (as
+    /// [`GatherOptions::out_of_range`](crate::GatherOptions::out_of_range), whose rule fills
+    /// instead of skipping).
+    pub fn out_of_range(mut self, out_of_range: OutOfRange) -> Self {
+        self.index_policy.out_of_range = out_of_range;
         self
     }
     /// Sets the accumulation mode.
@@ -98,6 +123,25 @@ impl ScatterOptions {
     /// Sets the thread setting.
     pub fn par(mut self, par: Par) -> Self {
         self.par = par;
+        self
+    }
+    /// Lets `scatter_elements` read `updates` as PyTorch reads `src` (see
+    /// [`updates_window`](Self::updates_window)).
+    ///
+    /// ```
+    /// use tensor_scatter::{scatter_elements, ScatterOptions, TensorView};
+    /// // torch: torch.zeros(3).scatter_(0, torch.tensor([2, 0]), torch.tensor([1., 2., 3.]))
+    /// let out = scatter_elements(
+    ///     &TensorView::new(&[0.0f32; 3], &[3]).unwrap(),
+    ///     &TensorView::new(&[2i64, 0], &[2]).unwrap(),
+    ///     &TensorView::new(&[1.0f32, 2.0, 3.0], &[3]).unwrap(),
+    ///     &ScatterOptions::new().updates_window(true),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(out.as_slice(), &[2.0, 0.0, 1.0]);
+    /// ```
+    pub fn updates_window(mut self, on: bool) -> Self {
+        self.updates_window = on;
         self
     }
 

@@ -27,7 +27,7 @@ pub(crate) fn plan(
         return Err(Error::shape(
             OP,
             "indices",
-            format!("last dimension (the tuple length, here {k}) at most the rank of data ({r})"),
+            format!("a last dimension (the tuple length) of at most {r}, the rank of data"),
             &idx.shape,
         ));
     }

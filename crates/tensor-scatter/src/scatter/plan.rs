@@ -1,6 +1,6 @@
 //! The shape-only plan of a scatter call, and the sequential index pass over it.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::{IndexInt, IndexPolicy, Resolved, resolve};
 use crate::shape::Odometer;
 use crate::view::{Layout, TensorView};
@@ -97,7 +97,15 @@ pub(crate) fn resolve_indices<I: IndexInt>(
     policy: IndexPolicy,
 ) -> Result<Vec<isize>> {
     let n = crate::shape::sat_product(&plan.tuple_shape);
-    let mut out = Vec::with_capacity(n);
+    // A broadcast `indices` view can hold more tuples than memory: an error, not an abort.
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| {
+        Error::out_of_memory(
+            plan.op,
+            "indices",
+            n.saturating_mul(std::mem::size_of::<isize>()),
+        )
+    })?;
     let mut odo = Odometer::new(
         &plan.tuple_shape,
         [&plan.idx_tuple, &plan.dest_tuple],

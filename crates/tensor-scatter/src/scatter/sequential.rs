@@ -116,7 +116,7 @@ fn apply<T: Element>(
             let extra = u64::from(include_self);
             for (c, x) in counts.iter().zip(&mut dest[lo..=hi]) {
                 if *c > 0 {
-                    *x = T::mean(*x, *c + extra);
+                    *x = T::reduce_mean(*x, *c + extra);
                 }
             }
         }

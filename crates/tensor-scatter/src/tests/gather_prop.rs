@@ -36,7 +36,7 @@ struct Case {
     dtype: DType,
     index_dtype: DType,
     /// Layouts of data, indices and the caller-provided output (0 contiguous, 1 padded,
-    /// 2 padded + reversed).
+    /// 2 padded + reversed; for data also 3: broadcast along dim 0, its rows all the first).
     layouts: [u8; 3],
 }
 
@@ -157,7 +157,7 @@ fn generate(seed: u64, op: Op) -> Case {
         layouts: if rng.chance(40) {
             [0; 3]
         } else {
-            [rng.below(3) as u8, rng.below(3) as u8, rng.below(3) as u8]
+            [rng.below(4) as u8, rng.below(3) as u8, rng.below(3) as u8]
         },
     }
 }
@@ -176,26 +176,44 @@ fn fns<T: Small, I: SmallIndex>(op: Op) -> (Alloc<T, I>, Alloc<T, I>, Into<T, I>
         Op::Gather => (
             crate::gather::<T, I>,
             reference::gather::<T, I>,
-            crate::gather_into::<T, I>,
+            crate::gather_out::<T, I>,
         ),
         Op::Elements => (
             crate::gather_elements::<T, I>,
             reference::gather_elements::<T, I>,
-            crate::gather_elements_into::<T, I>,
+            crate::gather_elements_out::<T, I>,
         ),
         Op::Nd => (
             crate::gather_nd::<T, I>,
             reference::gather_nd::<T, I>,
-            crate::gather_nd_into::<T, I>,
+            crate::gather_nd_out::<T, I>,
         ),
     }
 }
 
 fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
-    let data: Vec<T> = case.data.iter().map(|&v| T::small(v)).collect();
+    let mut data: Vec<T> = case.data.iter().map(|&v| T::small(v)).collect();
     let idx: Vec<I> = case.indices.iter().map(|&v| I::wrap(v)).collect();
     let poison = T::small(NAN);
-    let (db, doff, ds) = embed(&data, &case.data_shape, case.layouts[0], poison);
+    let broadcast = case.layouts[0] == 3 && !case.data_shape.is_empty() && !data.is_empty();
+    let (db, doff, ds) = if broadcast {
+        // Every row along dim 0 is the first: one row in the buffer, stride 0.
+        let row = data.len() / case.data_shape[0];
+        let first = data[..row].to_vec();
+        data = first.iter().copied().cycle().take(data.len()).collect();
+        let (b, o, mut s) = embed(
+            &first,
+            &[1].into_iter()
+                .chain(case.data_shape[1..].iter().copied())
+                .collect::<Vec<_>>(),
+            1,
+            poison,
+        );
+        s[0] = 0;
+        (b, o, s)
+    } else {
+        embed(&data, &case.data_shape, case.layouts[0] % 3, poison)
+    };
     let (ib, ioff, is) = embed(&idx, &case.indices_shape, case.layouts[1], I::wrap(0));
     let dv =
         TensorView::with_strides(&db, doff, &case.data_shape, &ds).map_err(|e| e.to_string())?;

@@ -545,11 +545,11 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
                 return;
             };
             let r = match op {
-                Op::Gather => tensor_scatter::gather_into(&dv, &iv, &mut out, &opts),
+                Op::Gather => tensor_scatter::gather_out(&dv, &iv, &mut out, &opts),
                 Op::GatherElements => {
-                    tensor_scatter::gather_elements_into(&dv, &iv, &mut out, &opts)
+                    tensor_scatter::gather_elements_out(&dv, &iv, &mut out, &opts)
                 }
-                _ => tensor_scatter::gather_nd_into(&dv, &iv, &mut out, &opts),
+                _ => tensor_scatter::gather_nd_out(&dv, &iv, &mut out, &opts),
             };
             check_into(op, r, &dest, &before, oracle.as_deref(), poison);
         }

@@ -140,8 +140,7 @@ impl<T: Element> Drop for Stage<T> {
 }
 
 /// A value alone on its cache line(s). Every append to a bucket stores the list's length, so
-/// the list headers of two tasks must never share a line. With persistent helper threads,
-/// W5's bucket tasks ran 45-50 ms each against 15-28 until the lists were padded (2 threads;
-/// shared lines are our reading of that, not counted).
+/// the list headers of two tasks must never share a line (unpadded, the bucket tasks ran
+/// about twice as long; record/2026-11-19-to-24-kernel-notebook.md).
 #[repr(align(64))]
 pub(crate) struct Line<T>(pub(crate) T);

@@ -6,9 +6,8 @@
 //! about half the updates to apply, at the price of every task reading every index. The
 //! selection is vectorised for `int32` and `int64` indices: eight indices are resolved,
 //! range-checked and left-packed (`vpermd` from a table of the 256 masks) in a handful of
-//! instructions, about half a nanosecond per index on this VM (2·10⁶ `int64` indices in
-//! 0.8-1.1 ms); other index types and the baseline level pack branch-free, one at a time.
-//! The plan takes it where it measured faster (see `tuning::SPLIT_PART_BYTES`).
+//! instructions; the baseline level packs branch-free, one at a time. The plan takes it where
+//! it measured faster (DESIGN.md, "Kernels: which runs when").
 //!
 //! Every index is checked by every task's scan, with the same test, so each task knows on its
 //! own whether the whole call is valid: a task that reached the end publishes its part (the

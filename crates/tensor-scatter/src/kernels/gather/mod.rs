@@ -6,6 +6,8 @@
 //! parallel task owns a contiguous range of the output, so the result does not depend on the
 //! thread count.
 
+pub(crate) mod strided;
+
 use super::{DestPtr, prefetch, read};
 use crate::dtype::Element;
 use crate::exec::Ctx;

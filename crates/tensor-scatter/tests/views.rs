@@ -1,0 +1,214 @@
+//! Views as a user builds them: broadcast views of a huge logical size, strided inputs and
+//! empty views. An input the engine would have to copy in full is read where it lies, and an
+//! allocation that depends on an input's logical size is an `OutOfMemory` error, never an
+//! abort.
+
+use tensor_scatter::{
+    ErrorKind, GatherOptions, Par, ScatterOptions, TensorView, TensorViewMut, gather,
+    gather_elements, gather_nd, gather_out, scatter_elements_into, scatter_nd, scatter_update,
+};
+
+/// A [2²⁰, 2²⁰] f32 view of one element (4 TiB logically).
+fn huge_broadcast(one: &[f32]) -> TensorView<'_, f32> {
+    TensorView::with_strides(one, 0, &[1 << 20, 1 << 20], &[0, 0]).unwrap()
+}
+
+fn out_of_memory(e: &tensor_scatter::Error) -> bool {
+    matches!(e.kind(), ErrorKind::OutOfMemory { .. })
+}
+
+#[test]
+fn gathers_read_a_huge_broadcast_table_where_it_lies() {
+    let one = [7.5f32];
+    let big = huge_broadcast(&one);
+    let idx = TensorView::new(&[5i64, -1], &[2]).unwrap();
+    // One row of 2²⁰ cells from each index: 8 MiB out, nothing else allocated.
+    let rows = gather(&big, &idx, &GatherOptions::new()).unwrap();
+    assert_eq!(rows.shape(), &[2, 1 << 20]);
+    assert!(rows.as_slice().iter().all(|&x| x == 7.5));
+    let cols = gather(&big, &idx, &GatherOptions::new().axis(1)).unwrap();
+    assert_eq!(cols.shape(), &[1 << 20, 2]);
+    let cells = gather_nd(
+        &big,
+        &TensorView::new(&[3i64, 4, -2, 9], &[2, 2]).unwrap(),
+        &GatherOptions::new(),
+    )
+    .unwrap();
+    assert_eq!(cells.as_slice(), &[7.5, 7.5]);
+    let elems = gather_elements(
+        &big,
+        &TensorView::new(&[0i64, 1 << 19, 3], &[1, 3]).unwrap(),
+        &GatherOptions::new().axis(1),
+    )
+    .unwrap();
+    assert_eq!(elems.as_slice(), &[7.5; 3]);
+}
+
+#[test]
+fn a_strided_table_is_gathered_from_the_right_cells() {
+    // A [3, 4] view of a [4, 6] buffer: rows reversed, every other column.
+    let buf: Vec<f32> = (0..24).map(|x| x as f32).collect();
+    let v = TensorView::with_strides(&buf, 18, &[3, 4], &[-6, 1]).unwrap();
+    // Rows of the view: [18..22], [12..16], [6..10].
+    let idx = TensorView::new(&[2i64, 0], &[2]).unwrap();
+    let g = gather(&v, &idx, &GatherOptions::new()).unwrap();
+    assert_eq!(g.as_slice(), &[6.0, 7.0, 8.0, 9.0, 18.0, 19.0, 20.0, 21.0]);
+    let cols = TensorView::with_strides(&buf, 0, &[4, 3], &[6, 2]).unwrap();
+    let e = gather_elements(
+        &cols,
+        &TensorView::new(&[2i64, 0, 1, 1], &[4, 1]).unwrap(),
+        &GatherOptions::new().axis(1),
+    )
+    .unwrap();
+    assert_eq!(e.as_slice(), &[4.0, 6.0, 14.0, 20.0]);
+}
+
+#[test]
+fn scatters_whose_output_or_tuples_cannot_exist_are_errors() {
+    let one = [1f32];
+    // The output of an out-of-place scatter has data's logical size: 2⁴⁶ f32, 256 TiB (more
+    // than a 47-bit address space, so no overcommit setting can grant it).
+    let big = TensorView::with_strides(&one, 0, &[1 << 24, 1 << 22], &[0, 0]).unwrap();
+    let updates = TensorView::with_strides(&one, 0, &[1, 1 << 22], &[0, 0]).unwrap();
+    let e = scatter_update(
+        &big,
+        &TensorView::new(&[0i64], &[1]).unwrap(),
+        &updates,
+        &ScatterOptions::new(),
+    )
+    .unwrap_err();
+    assert!(out_of_memory(&e), "{e}");
+    // 2⁴⁵ index tuples (a broadcast `indices`) resolve to 256 TiB of offsets.
+    let data = [0f32; 4];
+    let zero = [0i64];
+    let e = scatter_nd(
+        &TensorView::new(&data, &[4]).unwrap(),
+        &TensorView::with_strides(&zero, 0, &[1 << 45, 1], &[0, 0]).unwrap(),
+        &TensorView::with_strides(&one, 0, &[1 << 45], &[0]).unwrap(),
+        &ScatterOptions::new(),
+    )
+    .unwrap_err();
+    assert!(out_of_memory(&e), "{e}");
+    // A huge broadcast `indices` of a gather is copied flat for the index pass: 2⁴⁶ int64
+    // indices, 512 TiB (the output, 2⁴⁶ f32, still has a size), an error too.
+    let e = gather(
+        &TensorView::new(&data, &[4]).unwrap(),
+        &TensorView::with_strides(&zero, 0, &[1 << 23, 1 << 23], &[0, 0]).unwrap(),
+        &GatherOptions::new(),
+    )
+    .unwrap_err();
+    assert!(out_of_memory(&e), "{e}");
+}
+
+#[test]
+fn an_empty_view_may_start_anywhere() {
+    let buf = [1.0f32];
+    // No element is addressed, so an offset past the end is no error.
+    let empty = TensorView::with_strides(&buf, 3, &[0, 4], &[4, 1]).unwrap();
+    assert!(empty.is_empty());
+    let g = gather(
+        &empty,
+        &TensorView::new(&[0i64; 0], &[0]).unwrap(),
+        &GatherOptions::new(),
+    )
+    .unwrap();
+    assert_eq!(g.shape(), &[0, 4]);
+    let mut out_buf = [9.0f32];
+    let mut out = TensorViewMut::with_strides(&mut out_buf, 5, &[0], &[1]).unwrap();
+    gather_out(
+        &TensorView::new(&[1.0f32, 2.0], &[2]).unwrap(),
+        &TensorView::new(&[0i64; 0], &[0]).unwrap(),
+        &mut out,
+        &GatherOptions::new(),
+    )
+    .unwrap();
+    let mut dest = TensorViewMut::with_strides(&mut out_buf, 2, &[0], &[1]).unwrap();
+    scatter_elements_into(
+        &mut dest,
+        &TensorView::new(&[0i64; 0], &[0]).unwrap(),
+        &TensorView::new(&[0f32; 0], &[0]).unwrap(),
+        &ScatterOptions::new(),
+    )
+    .unwrap();
+    assert_eq!(out_buf, [9.0]);
+}
+
+#[test]
+fn more_threads_than_cores_give_the_same_bits() {
+    // 4 MiB of traffic: cut into tasks for 1,000 threads, run on the cores there are.
+    let n = 1 << 20;
+    let data: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let idx: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % n as i64).collect();
+    let upd: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let run = |par| {
+        tensor_scatter::scatter_elements(
+            &TensorView::new(&data, &[n]).unwrap(),
+            &TensorView::new(&idx, &[n]).unwrap(),
+            &TensorView::new(&upd, &[n]).unwrap(),
+            &ScatterOptions::new()
+                .reduction(tensor_scatter::Reduction::Add)
+                .par(par),
+        )
+        .unwrap()
+    };
+    let one = run(Par::Sequential);
+    let many = run(Par::threads_exact(1000));
+    assert!(
+        one.as_slice()
+            .iter()
+            .zip(many.as_slice())
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    );
+}
+
+#[test]
+fn updates_larger_than_indices_are_read_as_pytorch_reads_src() {
+    use tensor_scatter::{Reduction, scatter_elements_into, scatter_elements_out};
+    // data [3, 4]; indices [2, 2] along axis 1; src [3, 5]: only src[:2, :2] is read.
+    let data: Vec<f32> = (0..12).map(|x| x as f32).collect();
+    let idx = [3i64, 0, 1, 1];
+    let src: Vec<f32> = (0..15).map(|x| 100.0 + x as f32).collect();
+    let window = [100.0f32, 101.0, 105.0, 106.0]; // src[:2, :2]
+    let opts = ScatterOptions::new().axis(1).reduction(Reduction::Add);
+    let dv = TensorView::new(&data, &[3, 4]).unwrap();
+    let iv = TensorView::new(&idx, &[2, 2]).unwrap();
+    let expected = tensor_scatter::scatter_elements(
+        &dv,
+        &iv,
+        &TensorView::new(&window, &[2, 2]).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    let big = TensorView::new(&src, &[3, 5]).unwrap();
+    // Refused by default (the ONNX rule), accepted with the window.
+    let e = tensor_scatter::scatter_elements(&dv, &iv, &big, &opts).unwrap_err();
+    assert_eq!(e.arg(), "updates");
+    let w = opts.updates_window(true);
+    assert_eq!(
+        tensor_scatter::scatter_elements(&dv, &iv, &big, &w).unwrap(),
+        expected
+    );
+    let mut out = vec![0f32; 12];
+    scatter_elements_out(
+        &dv,
+        &iv,
+        &big,
+        &mut TensorViewMut::new(&mut out, &[3, 4]).unwrap(),
+        &w,
+    )
+    .unwrap();
+    assert_eq!(out, expected.as_slice());
+    let mut dest = data.clone();
+    scatter_elements_into(
+        &mut TensorViewMut::new(&mut dest, &[3, 4]).unwrap(),
+        &iv,
+        &big,
+        &w,
+    )
+    .unwrap();
+    assert_eq!(dest, expected.as_slice());
+    // Smaller than indices on some dim is still an error, naming the rule.
+    let small = TensorView::new(&src[..3], &[3, 1]).unwrap();
+    let e = tensor_scatter::scatter_elements(&dv, &iv, &small, &w).unwrap_err();
+    assert!(e.to_string().contains("at least indices' extent"), "{e}");
+}
