@@ -18,6 +18,8 @@ import workloads as W  # noqa: E402
 # Also accepted: "tensor-scatter (baseline)", the CLI at $TS_BASELINE_CLI (A/B runs of a change).
 SYSTEMS = ["floor", "tensor-scatter", "tensor-scatter (in place)", "numpy", "torch",
            "onnxruntime", "openvino", "jax", "candle", "tract"]
+# Also available: "tensor-scatter (python)", the Python package in the peers' interpreter
+# (bench/peers/run installs it when it is asked for), and "numpy_groupies" (1-D sums only).
 RUST_PEERS = HERE / "rust" / "target" / "release" / "rust-peers"
 
 
@@ -256,6 +258,38 @@ def sys_jax(w, n):
     return f, lambda: np.asarray(res["out"])
 
 
+def sys_ts_python(w, n):
+    """The Python package, writing into a reused output like the CLI's --repeat."""
+    import tensor_scatter as ts
+    d, i, a = w["data"], w["indices"], w["axis"]
+    out = np.empty_like(w["expected"])
+    op, red = w["op"], w["reduction"]
+    if op == "gather":
+        f = lambda: ts.gather(d, i, axis=a, threads=n, out=out)
+    elif op == "gather_elements":
+        f = lambda: ts.gather_elements(d, i, axis=a, threads=n, out=out)
+    else:
+        u = w["updates"]
+        call = {"scatter_elements": lambda: ts.scatter_elements(d, i, u, axis=a, reduction=red, threads=n, out=out),
+                "scatter_nd": lambda: ts.scatter_nd(d, i, u, reduction=red, threads=n, out=out),
+                "scatter_update": lambda: ts.scatter_update(d, i, u, axis=a, reduction=red, threads=n, out=out)}
+        f = call[op]
+    return f, lambda: out
+
+
+def sys_numpy_groupies(w, n):
+    """numpy_groupies' aggregate (a bincount for sums) added to data: 1-D scatter-adds only."""
+    import numpy_groupies as npg
+    if not (w["op"] == "scatter_elements" and w["reduction"] == "add" and w["data"].ndim == 1):
+        raise NotImplementedError("numpy_groupies: 1-D sums only")
+    d, i, u = w["data"], w["indices"], w["updates"]
+    out = np.empty_like(d)
+
+    def f():
+        np.add(d, npg.aggregate(i, u, func="sum", size=d.shape[0], dtype=d.dtype), out=out)
+    return f, lambda: out
+
+
 def sys_tensor_scatter(w, n, in_place=False, data_dir=None, name=None, exe=None):
     exe = exe or ROOT / "target" / "release" / "tensor-scatter"
     sub = w["op"].replace("_", "-")
@@ -319,7 +353,7 @@ def worker(system, name, n, data_dir):
     w = load(data_dir, name)
     if system == "floor":
         return {"median_ms": sys_floor(w, n)}
-    if system.startswith("tensor-scatter"):
+    if system.startswith("tensor-scatter") and system != "tensor-scatter (python)":
         # "tensor-scatter (baseline)": another build of the CLI, for A/B runs of a change.
         exe = os.environ["TS_BASELINE_CLI"] if "baseline" in system else None
         stats, out = sys_tensor_scatter(w, n, "in place" in system, data_dir, name, exe)
@@ -327,7 +361,8 @@ def worker(system, name, n, data_dir):
                 "ok": same(out, w["expected"])}
     if system in ("candle", "tract"):  # single-threaded libraries; pinned like the others
         return sys_rust(system, w, data_dir, name)
-    f, fetch = globals()["sys_" + system](w, n)
+    fn = sys_ts_python if system == "tensor-scatter (python)" else globals()["sys_" + system]
+    f, fetch = fn(w, n)
     f()
     ok = same(fetch(), w["expected"])
     times = timeit(f)
@@ -349,7 +384,7 @@ def spawn(system, name, n, data_dir):
 
 def versions():
     v = {"python": platform.python_version(), "numpy": np.__version__}
-    for mod in ("torch", "onnxruntime", "openvino", "jax"):
+    for mod in ("torch", "onnxruntime", "openvino", "jax", "numpy_groupies", "tensor_scatter"):
         try:
             v[mod] = __import__(mod).__version__
         except Exception:  # noqa: BLE001

@@ -1,4 +1,5 @@
-//! What a tiny call costs: a 4x2 scatter-add and a 4-element gather, with the default options
+//! What a tiny call costs: a 4x2 scatter-add, a 4-element gather, and the 1-D scatter-add and
+//! gather of 10 elements that `bench/peers/overhead.py` times from Python, with the default options
 //! (`Par::Auto`) and on the calling thread alone (`Par::Sequential`), in µs per call (the
 //! best of five rounds of 100,000 calls). A small call runs on the calling thread whatever
 //! the setting, so the two should cost about the same.
@@ -67,5 +68,44 @@ fn main() {
         "gather 4      {:>12.3}  {:>18.3}",
         gather4(Par::Auto),
         gather4(Par::Sequential)
+    );
+    // n = 10 as in overhead.py: 10 updates into 10 cells, 10 picks from 10, into reused
+    // outputs (its Python calls pass out=).
+    let d10: Vec<f32> = (0..10).map(|x| x as f32).collect();
+    let i10: Vec<i64> = vec![3, 1, 4, 1, 5, 9, 2, 6, 5, 3];
+    let mut o10 = [0f32; 10];
+    let mut g10 = [0f32; 10];
+    let mut scatter10 = |par| {
+        per_call(|| {
+            tensor_scatter::scatter_elements_out(
+                &TensorView::new(black_box(&d10), &[10]).unwrap(),
+                &TensorView::new(black_box(&i10), &[10]).unwrap(),
+                &TensorView::new(black_box(&d10), &[10]).unwrap(),
+                &mut tensor_scatter::TensorViewMut::new(&mut o10, &[10]).unwrap(),
+                &ScatterOptions::new().reduction(Reduction::Add).par(par),
+            )
+            .unwrap();
+        })
+    };
+    println!(
+        "scatter 10    {:>12.3}  {:>18.3}",
+        scatter10(Par::Auto),
+        scatter10(Par::Sequential)
+    );
+    let mut gather10 = |par| {
+        per_call(|| {
+            tensor_scatter::gather_out(
+                &TensorView::new(black_box(&d10), &[10]).unwrap(),
+                &TensorView::new(black_box(&i10), &[10]).unwrap(),
+                &mut tensor_scatter::TensorViewMut::new(&mut g10, &[10]).unwrap(),
+                &GatherOptions::new().par(par),
+            )
+            .unwrap();
+        })
+    };
+    println!(
+        "gather 10     {:>12.3}  {:>18.3}",
+        gather10(Par::Auto),
+        gather10(Par::Sequential)
     );
 }

@@ -71,6 +71,7 @@ mod exec;
 mod gather;
 mod index;
 mod kernels;
+mod raw_view;
 mod reduce;
 mod scatter;
 mod shape;
@@ -98,8 +99,8 @@ pub use dtype::{Buffer, DType, Element, Reduction};
 #[allow(deprecated)]
 pub use dynamic::gather_dyn_into;
 pub use dynamic::{
-    DynGatherOptions, DynTensor, GatherOp, OutputPlan, ScatterOp, gather_dyn, gather_dyn_out,
-    scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+    DynGatherOptions, DynTensor, DynView, DynViewMut, GatherOp, OutputPlan, ScatterOp, gather_dyn,
+    gather_dyn_out, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use exec::{Par, default_threads, set_default_threads};

@@ -39,50 +39,6 @@ use ndarray::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
-/// The element positions `[lo, hi]` a non-empty layout reaches, relative to its origin, when
-/// they are all its own (every position in between is an element of the view); `None` when
-/// the view has gaps or is empty.
-fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)> {
-    if shape.contains(&0) {
-        return None;
-    }
-    // Dims that move: sorted by stride magnitude, each must step exactly over what the
-    // smaller ones cover (1, then n0 * |s0|, ...). Stride-0 (broadcast) and length-1 dims
-    // address no new position.
-    let mut dims: Vec<(usize, usize)> = shape
-        .iter()
-        .zip(strides)
-        .filter(|&(&n, &s)| n > 1 && s != 0)
-        .map(|(&n, &s)| (s.unsigned_abs(), n))
-        .collect();
-    dims.sort_unstable();
-    let mut covered = 1usize;
-    for (s, n) in dims {
-        if s != covered {
-            return None;
-        }
-        covered = covered.checked_mul(n)?;
-    }
-    let (mut lo, mut hi) = (0isize, 0isize);
-    for (&n, &s) in shape.iter().zip(strides) {
-        let reach = (n as isize - 1) * s;
-        if reach < 0 { lo += reach } else { hi += reach }
-    }
-    Some((lo, hi))
-}
-
-fn gaps(shape: &[usize], strides: &[isize]) -> Error {
-    Error::new(ErrorKind::InvalidView {
-        op: "ndarray",
-        arg: "view",
-        reason: format!(
-            "shape {shape:?} with strides {strides:?} leaves gaps between its elements, which a \
-             view of ours cannot borrow without borrowing the gaps too; copy it first \
-             (as_standard_layout)"
-        ),
-    })
-}
-
 impl<'a, T: Copy, D: Dimension> TryFrom<ArrayView<'a, T, D>> for TensorView<'a, T> {
     type Error = Error;
 
@@ -91,17 +47,10 @@ impl<'a, T: Copy, D: Dimension> TryFrom<ArrayView<'a, T, D>> for TensorView<'a, 
     /// # Errors
     /// [`InvalidView`](ErrorKind::InvalidView) for a view with gaps between its elements.
     fn try_from(a: ArrayView<'a, T, D>) -> Result<Self> {
-        let (shape, strides) = (a.shape().to_vec(), a.strides().to_vec());
-        if a.is_empty() {
-            return TensorView::with_strides(&[], 0, &shape, &strides);
-        }
-        let (lo, hi) = gap_free_span(&shape, &strides).ok_or_else(|| gaps(&shape, &strides))?;
-        // SAFETY: `a` borrows every element it addresses for 'a, read-only; they all lie at
-        // `as_ptr() + p` for `p` in `[lo, hi]`, and `gap_free_span` showed that every
-        // position in that range is one of them, so the slice covers only memory `a` borrows.
-        let data =
-            unsafe { std::slice::from_raw_parts(a.as_ptr().offset(lo), (hi - lo) as usize + 1) };
-        TensorView::with_strides(data, lo.unsigned_abs(), &shape, &strides)
+        // SAFETY: `a` borrows every element it addresses for 'a, read-only, and they are
+        // aligned, initialised `T`s at `as_ptr()` plus the strides.
+        unsafe { TensorView::from_raw_parts(a.as_ptr(), a.shape(), a.strides()) }
+            .map_err(|e| hint(e, "as_standard_layout"))
     }
 }
 
@@ -114,18 +63,22 @@ impl<'a, T: Copy, D: Dimension> TryFrom<ArrayViewMut<'a, T, D>> for TensorViewMu
     /// [`InvalidView`](ErrorKind::InvalidView) for a view with gaps between its elements.
     fn try_from(mut a: ArrayViewMut<'a, T, D>) -> Result<Self> {
         let (shape, strides) = (a.shape().to_vec(), a.strides().to_vec());
-        if a.is_empty() {
-            return TensorViewMut::with_strides(&mut [], 0, &shape, &strides);
-        }
-        let (lo, hi) = gap_free_span(&shape, &strides).ok_or_else(|| gaps(&shape, &strides))?;
-        // SAFETY: `a`, consumed here, borrows every element it addresses uniquely for 'a; an
-        // `ArrayViewMut` never addresses one element twice, and `gap_free_span` showed every
-        // position in `[lo, hi]` is one of its elements, so the slice covers exactly the memory
-        // `a` borrowed and nothing else can reach it for 'a.
-        let data = unsafe {
-            std::slice::from_raw_parts_mut(a.as_mut_ptr().offset(lo), (hi - lo) as usize + 1)
-        };
-        TensorViewMut::with_strides(data, lo.unsigned_abs(), &shape, &strides)
+        // SAFETY: `a`, consumed here, borrows every element it addresses uniquely for 'a
+        // (aligned, initialised `T`s), so nothing else reaches them for 'a.
+        unsafe { TensorViewMut::from_raw_parts(a.as_mut_ptr(), &shape, &strides) }
+            .map_err(|e| hint(e, "as_standard_layout"))
+    }
+}
+
+/// `e`, its reason naming `ndarray`'s way to copy when it is a layout error.
+fn hint(e: Error, copy: &str) -> Error {
+    match e.kind() {
+        ErrorKind::InvalidView { reason, .. } => Error::new(ErrorKind::InvalidView {
+            op: "ndarray",
+            arg: "view",
+            reason: format!("{reason} ({copy})"),
+        }),
+        _ => e,
     }
 }
 

@@ -231,6 +231,15 @@ impl<'a, T: Copy> TensorView<'a, T> {
         }
     }
 
+    /// A contiguous view of `data` as `shape`, which the caller knows holds exactly
+    /// `data.len()` elements (a [`DynTensor`](crate::DynTensor)'s invariant).
+    pub(crate) fn contiguous_unchecked(data: &'a [T], shape: &[usize]) -> TensorView<'a, T> {
+        TensorView {
+            layout: Layout::contiguous_unchecked(shape, data.len()),
+            data,
+        }
+    }
+
     /// The window of `shape` at this view's origin (same strides), when `shape` has the
     /// view's rank and fits inside it on every dim.
     pub(crate) fn window(&self, shape: &[usize]) -> Option<TensorView<'a, T>> {
@@ -287,6 +296,23 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
     pub fn new(data: &'a mut [T], shape: &[usize]) -> Result<Self> {
         let layout = Layout::contiguous(data.len(), shape)?;
         Ok(TensorViewMut { data, layout })
+    }
+
+    /// A contiguous writable view of `data` as `shape`, which the caller knows holds exactly
+    /// `data.len()` elements.
+    pub(crate) fn contiguous_unchecked(data: &'a mut [T], shape: &[usize]) -> TensorViewMut<'a, T> {
+        TensorViewMut {
+            layout: Layout::contiguous_unchecked(shape, data.len()),
+            data,
+        }
+    }
+
+    /// The same view, borrowed for a shorter time (to pass it to an operation and keep it).
+    pub fn reborrow(&mut self) -> TensorViewMut<'_, T> {
+        TensorViewMut {
+            data: &mut *self.data,
+            layout: self.layout.clone(),
+        }
     }
 
     /// A strided writable view.

@@ -539,3 +539,57 @@ fn adapters_follow_their_specs() {
     .unwrap_err();
     assert_eq!(err.arg(), "indices");
 }
+
+/// The gathers' former `_into` names still work for one release, as the `_out` forms.
+#[test]
+#[allow(deprecated)]
+fn deprecated_into_names_are_the_out_forms() {
+    let d = TensorView::new(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+    let i = TensorView::new(&[1i64, 0], &[2]).unwrap();
+    let opts = GatherOptions::new();
+    let (mut a, mut b) = ([0i32; 4], [0i32; 4]);
+    tensor_scatter::gather_into(
+        &d,
+        &i,
+        &mut TensorViewMut::new(&mut a, &[2, 2]).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    gather_out(
+        &d,
+        &i,
+        &mut TensorViewMut::new(&mut b, &[2, 2]).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!((a, b), ([3, 4, 1, 2], [3, 4, 1, 2]));
+    let i2 = TensorView::new(&[1i64, 0, 0, 0], &[2, 2]).unwrap();
+    tensor_scatter::gather_elements_into(
+        &d,
+        &i2,
+        &mut TensorViewMut::new(&mut a, &[2, 2]).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(a, [3, 2, 1, 2]);
+    let i3 = TensorView::new(&[1i64, 1], &[1, 2]).unwrap();
+    let mut c = [0i32; 1];
+    tensor_scatter::gather_nd_into(
+        &d,
+        &i3,
+        &mut TensorViewMut::new(&mut c, &[1]).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(c, [4]);
+    let mut out = t(vec![0i32; 2], &[2]);
+    tensor_scatter::gather_dyn_into(
+        GatherOp::Elements,
+        &t(vec![5i32, 6, 7], &[3]),
+        &t(vec![2i64, 0], &[2]),
+        &mut out,
+        &DynGatherOptions::new(),
+    )
+    .unwrap();
+    assert_eq!(out.as_slice::<i32>(), Some(&[7, 5][..]));
+}

@@ -212,3 +212,89 @@ fn updates_larger_than_indices_are_read_as_pytorch_reads_src() {
     let e = tensor_scatter::scatter_elements(&dv, &iv, &small, &w).unwrap_err();
     assert!(e.to_string().contains("at least indices' extent"), "{e}");
 }
+
+#[test]
+fn erased_views_run_every_operator_on_borrowed_strided_memory() {
+    use tensor_scatter::{
+        DType, DynGatherOptions, DynTensor, DynView, DynViewMut, GatherOp, Reduction, ScatterOp,
+        gather_dyn, gather_dyn_out, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
+    };
+    // data: the transpose of a [3, 2] buffer, as a [2, 3] view; updates every other element.
+    let buf = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let data = DynView::from(TensorView::with_strides(&buf, 0, &[2, 3], &[1, 2]).unwrap());
+    let idx = [2i32, 0];
+    let indices = DynView::from(TensorView::new(&idx, &[1, 2]).unwrap());
+    let ubuf = [10.0f64, -1.0, 20.0];
+    let updates = DynView::from(TensorView::with_strides(&ubuf, 0, &[1, 2], &[2, 2]).unwrap());
+    let opts = ScatterOptions::new().axis(1).reduction(Reduction::Add);
+    // The same call on owned copies gives the reference.
+    let owned = |v: &DynView<'_>| match v {
+        DynView::F64(t) => DynTensor::from_vec(t.to_vec(), t.shape()).unwrap(),
+        DynView::I32(t) => DynTensor::from_vec(t.to_vec(), t.shape()).unwrap(),
+        _ => unreachable!(),
+    };
+    let want = scatter_dyn(
+        ScatterOp::Elements,
+        &owned(&data),
+        &owned(&indices),
+        &owned(&updates),
+        &opts,
+    )
+    .unwrap();
+    let got = scatter_dyn(ScatterOp::Elements, &data, &indices, &updates, &opts).unwrap();
+    assert!(got.bit_eq(&want));
+    assert_eq!(
+        got.as_slice::<f64>(),
+        Some(&[21.0, 3.0, 15.0, 2.0, 4.0, 6.0][..])
+    );
+    // _out into a reversed view, and in place into a strided destination.
+    let mut obuf = [0.0f64; 6];
+    let mut out =
+        DynViewMut::from(TensorViewMut::with_strides(&mut obuf, 5, &[2, 3], &[-3, -1]).unwrap());
+    scatter_dyn_out(
+        ScatterOp::Elements,
+        &data,
+        &indices,
+        &updates,
+        &mut out,
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(out.shape(), &[2, 3]);
+    assert_eq!(obuf, [6.0, 4.0, 2.0, 15.0, 3.0, 21.0]);
+    let mut dbuf = buf;
+    let mut dest =
+        DynViewMut::from(TensorViewMut::with_strides(&mut dbuf, 0, &[2, 3], &[1, 2]).unwrap());
+    scatter_dyn_into(ScatterOp::Elements, &mut dest, &indices, &updates, &opts).unwrap();
+    assert_eq!(dbuf, [21.0, 2.0, 3.0, 4.0, 15.0, 6.0]);
+    // Gathers read the strided view where it lies.
+    let g = gather_dyn(
+        GatherOp::Gather,
+        &data,
+        &indices,
+        &DynGatherOptions::new().axis(1),
+    )
+    .unwrap();
+    assert_eq!(g.shape(), &[2, 1, 2]);
+    assert_eq!(g.as_slice::<f64>(), Some(&[5.0, 1.0, 6.0, 2.0][..]));
+    let mut gbuf = [0.0f64; 4];
+    gather_dyn_out(
+        GatherOp::Gather,
+        &data,
+        &indices,
+        DynViewMut::from(TensorViewMut::new(&mut gbuf, &[2, 1, 2]).unwrap()),
+        &DynGatherOptions::new().axis(1),
+    )
+    .unwrap();
+    assert_eq!(gbuf, [5.0, 1.0, 6.0, 2.0]);
+    // A dtype mismatch names the argument; nothing is written.
+    let f32s = [0f32; 2];
+    let bad = DynView::from(TensorView::new(&f32s, &[1, 2]).unwrap());
+    let before = dbuf;
+    let mut dest =
+        DynViewMut::from(TensorViewMut::with_strides(&mut dbuf, 0, &[2, 3], &[1, 2]).unwrap());
+    let e = scatter_dyn_into(ScatterOp::Elements, &mut dest, &indices, &bad, &opts).unwrap_err();
+    assert_eq!(e.arg(), "updates");
+    assert_eq!(dest.dtype(), DType::F64);
+    assert_eq!(dbuf, before);
+}

@@ -5,9 +5,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::gather::GatherOptions;
 use crate::index::IndexInt;
 
-use super::{
-    DynTensor, OutputPlan, sized, typed_view, typed_view_mut, with_dtype, with_index_dtype,
-};
+use super::view::{DynView, DynViewMut, ViewElement, typed, typed_mut};
+use super::{DynTensor, OutputPlan, sized, with_dtype, with_index_dtype};
 
 /// The three gathers, for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -107,31 +106,31 @@ fn typed_fill<T: Element>(op: GatherOp, opts: &DynGatherOptions) -> Result<Gathe
     Ok(opts.clone().with_fill(fill))
 }
 
-fn typed_gather<T: Element, I: IndexInt + Element>(
+fn typed_gather<T: ViewElement, I: IndexInt + ViewElement>(
     op: GatherOp,
-    data: &DynTensor,
-    indices: &DynTensor,
-    out: Option<&mut DynTensor>,
+    data: &DynView<'_>,
+    indices: &DynView<'_>,
+    out: Option<&mut DynViewMut<'_>>,
     opts: &DynGatherOptions,
 ) -> Result<Option<DynTensor>> {
-    let d = typed_view::<T>(data, op.name(), "data")?;
-    let i = typed_view::<I>(indices, op.name(), "indices")?;
+    let d = typed::<T>(data, op.name(), "data")?;
+    let i = typed::<I>(indices, op.name(), "indices")?;
     let o = typed_fill::<T>(op, opts)?;
     match out {
         None => Ok(Some(
             match op {
-                GatherOp::Gather => crate::gather(&d, &i, &o),
-                GatherOp::Elements => crate::gather_elements(&d, &i, &o),
-                GatherOp::Nd => crate::gather_nd(&d, &i, &o),
+                GatherOp::Gather => crate::gather(d, i, &o),
+                GatherOp::Elements => crate::gather_elements(d, i, &o),
+                GatherOp::Nd => crate::gather_nd(d, i, &o),
             }?
             .into(),
         )),
         Some(out) => {
-            let mut ov = typed_view_mut::<T>(out, op.name(), "out")?;
+            let ov = typed_mut::<T>(out, op.name(), "out")?;
             match op {
-                GatherOp::Gather => crate::gather_out(&d, &i, &mut ov, &o),
-                GatherOp::Elements => crate::gather_elements_out(&d, &i, &mut ov, &o),
-                GatherOp::Nd => crate::gather_nd_out(&d, &i, &mut ov, &o),
+                GatherOp::Gather => crate::gather_out(d, i, ov, &o),
+                GatherOp::Elements => crate::gather_elements_out(d, i, ov, &o),
+                GatherOp::Nd => crate::gather_nd_out(d, i, ov, &o),
             }?;
             Ok(None)
         }
@@ -140,9 +139,9 @@ fn typed_gather<T: Element, I: IndexInt + Element>(
 
 fn dispatch_gather(
     op: GatherOp,
-    data: &DynTensor,
-    indices: &DynTensor,
-    out: Option<&mut DynTensor>,
+    data: &DynView<'_>,
+    indices: &DynView<'_>,
+    out: Option<&mut DynViewMut<'_>>,
     opts: &DynGatherOptions,
 ) -> Result<Option<DynTensor>> {
     with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_gather::<T, I>(op, data, indices, out, opts), _ => Err(Error::unsupported_dtype(op.name(), "indices", indices.dtype(), crate::index::INDEX_DTYPES_TEXT))))
@@ -168,13 +167,13 @@ fn dispatch_gather(
 /// .unwrap();
 /// assert_eq!(out.as_slice::<u8>(), Some(&[30u8, 255][..]));
 /// ```
-pub fn gather_dyn(
+pub fn gather_dyn<'d, 'i>(
     op: GatherOp,
-    data: &DynTensor,
-    indices: &DynTensor,
+    data: impl Into<DynView<'d>>,
+    indices: impl Into<DynView<'i>>,
     opts: &DynGatherOptions,
 ) -> Result<DynTensor> {
-    dispatch_gather(op, data, indices, None, opts)?
+    dispatch_gather(op, &data.into(), &indices.into(), None, opts)?
         .ok_or_else(|| Error::invalid(op.name(), "out", "no output was produced"))
 }
 
@@ -197,14 +196,15 @@ pub fn gather_dyn(
 /// .unwrap();
 /// assert_eq!(out.as_slice::<f64>(), Some(&[3.0, 1.0][..]));
 /// ```
-pub fn gather_dyn_out(
+pub fn gather_dyn_out<'d, 'i, 'o>(
     op: GatherOp,
-    data: &DynTensor,
-    indices: &DynTensor,
-    out: &mut DynTensor,
+    data: impl Into<DynView<'d>>,
+    indices: impl Into<DynView<'i>>,
+    out: impl Into<DynViewMut<'o>>,
     opts: &DynGatherOptions,
 ) -> Result<()> {
-    dispatch_gather(op, data, indices, Some(out), opts).map(|_| ())
+    let mut out = out.into();
+    dispatch_gather(op, &data.into(), &indices.into(), Some(&mut out), opts).map(|_| ())
 }
 
 /// The former name of [`gather_dyn_out`].

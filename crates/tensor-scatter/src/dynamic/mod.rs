@@ -9,11 +9,13 @@ use crate::view::{Tensor, TensorView, TensorViewMut};
 
 mod gather;
 mod scatter;
+mod view;
 
 #[allow(deprecated)]
 pub use gather::gather_dyn_into;
 pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_out};
 pub use scatter::{ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
+pub use view::{DynView, DynViewMut};
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
 macro_rules! with_dtype {
@@ -213,6 +215,11 @@ impl DynTensor {
         &self.buffer
     }
 
+    /// The buffer and the shape, the buffer writable.
+    pub(crate) fn parts_mut(&mut self) -> (&mut Buffer, &[usize]) {
+        (&mut self.buffer, &self.shape)
+    }
+
     /// Consumes the tensor, returning its buffer.
     pub fn into_buffer(self) -> Buffer {
         self.buffer
@@ -359,37 +366,6 @@ impl<T: Element> From<Tensor<T>> for DynTensor {
 
 /// A typed view of `t`, or a dtype error naming `arg` (the erased entry points check dtypes
 /// first, so this is their single point of truth rather than a second check).
-pub(crate) fn typed_view<'a, T: Element>(
-    t: &'a DynTensor,
-    op: &'static str,
-    arg: &'static str,
-) -> Result<TensorView<'a, T>> {
-    t.view::<T>().ok_or_else(|| {
-        Error::new(ErrorKind::DTypeMismatch {
-            op,
-            arg,
-            expected: T::DTYPE,
-            got: t.dtype(),
-        })
-    })
-}
-
-pub(crate) fn typed_view_mut<'a, T: Element>(
-    t: &'a mut DynTensor,
-    op: &'static str,
-    arg: &'static str,
-) -> Result<TensorViewMut<'a, T>> {
-    let got = t.dtype();
-    t.view_mut::<T>().ok_or_else(|| {
-        Error::new(ErrorKind::DTypeMismatch {
-            op,
-            arg,
-            expected: T::DTYPE,
-            got,
-        })
-    })
-}
-
 /// The integer value of a one-element index-typed tensor (an axis given as a tensor, say).
 pub(crate) fn integer_scalar(t: &DynTensor) -> Option<i128> {
     with_index_dtype!(t.dtype(), I => t.as_slice::<I>().and_then(|v| v.first()).map(|x| x.to_i128()), _ => None)

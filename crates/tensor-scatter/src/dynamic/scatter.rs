@@ -1,14 +1,13 @@
 //! The scatters on erased tensors: `ScatterOp`, its shape-only plan, and `scatter_dyn*`.
 
-use crate::dtype::{DType, Element};
+use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::IndexInt;
 use crate::scatter::ScatterOptions;
 use crate::{scatter_elements, scatter_nd, scatter_update};
 
-use super::{
-    DynTensor, OutputPlan, sized, typed_view, typed_view_mut, with_dtype, with_index_dtype,
-};
+use super::view::{DynView, DynViewMut, ViewElement, typed, typed_mut};
+use super::{DynTensor, OutputPlan, sized, with_dtype, with_index_dtype};
 
 /// The three scatter operators, for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,57 +45,57 @@ fn check_updates_dtype(op: ScatterOp, data: DType, updates: DType) -> Result<()>
     Ok(())
 }
 
-fn typed<T: Element, I: IndexInt + Element>(
+fn typed_alloc<T: ViewElement, I: IndexInt + ViewElement>(
     op: ScatterOp,
-    data: &DynTensor,
-    indices: &DynTensor,
-    updates: &DynTensor,
+    data: &DynView<'_>,
+    indices: &DynView<'_>,
+    updates: &DynView<'_>,
     opts: &ScatterOptions,
 ) -> Result<DynTensor> {
-    let d = typed_view::<T>(data, op.name(), "data")?;
-    let i = typed_view::<I>(indices, op.name(), "indices")?;
-    let u = typed_view::<T>(updates, op.name(), "updates")?;
+    let d = typed::<T>(data, op.name(), "data")?;
+    let i = typed::<I>(indices, op.name(), "indices")?;
+    let u = typed::<T>(updates, op.name(), "updates")?;
     let out = match op {
-        ScatterOp::Elements => scatter_elements(&d, &i, &u, opts),
-        ScatterOp::Nd => scatter_nd(&d, &i, &u, opts),
-        ScatterOp::Update => scatter_update(&d, &i, &u, opts),
+        ScatterOp::Elements => scatter_elements(d, i, u, opts),
+        ScatterOp::Nd => scatter_nd(d, i, u, opts),
+        ScatterOp::Update => scatter_update(d, i, u, opts),
     }?;
     Ok(out.into())
 }
 
-fn typed_into<T: Element, I: IndexInt + Element>(
+fn typed_into<T: ViewElement, I: IndexInt + ViewElement>(
     op: ScatterOp,
-    dest: &mut DynTensor,
-    indices: &DynTensor,
-    updates: &DynTensor,
+    dest: &mut DynViewMut<'_>,
+    indices: &DynView<'_>,
+    updates: &DynView<'_>,
     opts: &ScatterOptions,
 ) -> Result<()> {
-    let i = typed_view::<I>(indices, op.name(), "indices")?;
-    let u = typed_view::<T>(updates, op.name(), "updates")?;
-    let mut d = typed_view_mut::<T>(dest, op.name(), "data")?;
+    let i = typed::<I>(indices, op.name(), "indices")?;
+    let u = typed::<T>(updates, op.name(), "updates")?;
+    let d = typed_mut::<T>(dest, op.name(), "data")?;
     match op {
-        ScatterOp::Elements => crate::scatter_elements_into(&mut d, &i, &u, opts),
-        ScatterOp::Nd => crate::scatter_nd_into(&mut d, &i, &u, opts),
-        ScatterOp::Update => crate::scatter_update_into(&mut d, &i, &u, opts),
+        ScatterOp::Elements => crate::scatter_elements_into(d, i, u, opts),
+        ScatterOp::Nd => crate::scatter_nd_into(d, i, u, opts),
+        ScatterOp::Update => crate::scatter_update_into(d, i, u, opts),
     }
 }
 
-fn typed_out<T: Element, I: IndexInt + Element>(
+fn typed_out<T: ViewElement, I: IndexInt + ViewElement>(
     op: ScatterOp,
-    data: &DynTensor,
-    indices: &DynTensor,
-    updates: &DynTensor,
-    out: &mut DynTensor,
+    data: &DynView<'_>,
+    indices: &DynView<'_>,
+    updates: &DynView<'_>,
+    out: &mut DynViewMut<'_>,
     opts: &ScatterOptions,
 ) -> Result<()> {
-    let dv = typed_view::<T>(data, op.name(), "data")?;
-    let i = typed_view::<I>(indices, op.name(), "indices")?;
-    let u = typed_view::<T>(updates, op.name(), "updates")?;
-    let mut o = typed_view_mut::<T>(out, op.name(), "out")?;
+    let dv = typed::<T>(data, op.name(), "data")?;
+    let i = typed::<I>(indices, op.name(), "indices")?;
+    let u = typed::<T>(updates, op.name(), "updates")?;
+    let o = typed_mut::<T>(out, op.name(), "out")?;
     match op {
-        ScatterOp::Elements => crate::scatter_elements_out(&dv, &i, &u, &mut o, opts),
-        ScatterOp::Nd => crate::scatter_nd_out(&dv, &i, &u, &mut o, opts),
-        ScatterOp::Update => crate::scatter_update_out(&dv, &i, &u, &mut o, opts),
+        ScatterOp::Elements => crate::scatter_elements_out(dv, i, u, o, opts),
+        ScatterOp::Nd => crate::scatter_nd_out(dv, i, u, o, opts),
+        ScatterOp::Update => crate::scatter_update_out(dv, i, u, o, opts),
     }
 }
 
@@ -123,15 +122,25 @@ fn unsupported_indices(op: ScatterOp, dtype: DType) -> Error {
 /// .unwrap();
 /// assert_eq!(out.as_slice::<u8>(), Some(&[0u8, 0, 0, 9][..]));
 /// ```
-pub fn scatter_dyn(
+pub fn scatter_dyn<'d, 'i, 'u>(
     op: ScatterOp,
-    data: &DynTensor,
-    indices: &DynTensor,
-    updates: &DynTensor,
+    data: impl Into<DynView<'d>>,
+    indices: impl Into<DynView<'i>>,
+    updates: impl Into<DynView<'u>>,
+    opts: &ScatterOptions,
+) -> Result<DynTensor> {
+    alloc(op, &data.into(), &indices.into(), &updates.into(), opts)
+}
+
+fn alloc(
+    op: ScatterOp,
+    data: &DynView<'_>,
+    indices: &DynView<'_>,
+    updates: &DynView<'_>,
     opts: &ScatterOptions,
 ) -> Result<DynTensor> {
     check_updates_dtype(op, data.dtype(), updates.dtype())?;
-    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed::<T, I>(op, data, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_alloc::<T, I>(op, data, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
 }
 
 /// Runs one scatter operator on erased tensors, in place into `dest`.
@@ -152,11 +161,21 @@ pub fn scatter_dyn(
 /// .unwrap();
 /// assert_eq!(out.as_slice::<f64>(), Some(&[10.0, 20.0][..]));
 /// ```
-pub fn scatter_dyn_into(
+pub fn scatter_dyn_into<'d, 'i, 'u>(
     op: ScatterOp,
-    dest: &mut DynTensor,
-    indices: &DynTensor,
-    updates: &DynTensor,
+    dest: impl Into<DynViewMut<'d>>,
+    indices: impl Into<DynView<'i>>,
+    updates: impl Into<DynView<'u>>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    in_place(op, &mut dest.into(), &indices.into(), &updates.into(), opts)
+}
+
+fn in_place(
+    op: ScatterOp,
+    dest: &mut DynViewMut<'_>,
+    indices: &DynView<'_>,
+    updates: &DynView<'_>,
     opts: &ScatterOptions,
 ) -> Result<()> {
     check_updates_dtype(op, dest.dtype(), updates.dtype())?;
@@ -187,12 +206,30 @@ pub fn scatter_dyn_into(
 /// }
 /// assert_eq!(out.as_slice::<i32>(), Some(&[1, 2, 9][..]));
 /// ```
-pub fn scatter_dyn_out(
+pub fn scatter_dyn_out<'d, 'i, 'u, 'o>(
     op: ScatterOp,
-    data: &DynTensor,
-    indices: &DynTensor,
-    updates: &DynTensor,
-    out: &mut DynTensor,
+    data: impl Into<DynView<'d>>,
+    indices: impl Into<DynView<'i>>,
+    updates: impl Into<DynView<'u>>,
+    out: impl Into<DynViewMut<'o>>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    into_out(
+        op,
+        &data.into(),
+        &indices.into(),
+        &updates.into(),
+        &mut out.into(),
+        opts,
+    )
+}
+
+fn into_out(
+    op: ScatterOp,
+    data: &DynView<'_>,
+    indices: &DynView<'_>,
+    updates: &DynView<'_>,
+    out: &mut DynViewMut<'_>,
     opts: &ScatterOptions,
 ) -> Result<()> {
     check_updates_dtype(op, data.dtype(), updates.dtype())?;

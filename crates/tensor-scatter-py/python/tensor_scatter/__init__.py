@@ -1,0 +1,282 @@
+"""Exact, deterministic scatter and gather for NumPy arrays, PyTorch CPU tensors and JAX arrays.
+
+Every operator gives the same bits for any thread count, checks every index before it writes
+anything, and reads its inputs where they lie (any strides, negative and broadcast ones too).
+The result has the kind of ``data``: NumPy in, NumPy out; torch in, torch out; JAX in, JAX out.
+
+>>> import numpy as np, tensor_scatter as ts
+>>> ts.scatter_elements(np.zeros(4), np.array([1, 1, 3]), np.array([1.0, 2.0, 5.0]), reduction="add")
+array([0., 3., 0., 5.])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _native
+from ._arrays import (
+    INDEX_DTYPES,
+    Arr,
+    as_arr,
+    desc,
+    empty,
+    gap_free,
+    overlaps,
+    readable,
+    result,
+    same_view,
+    scalar,
+    threads_arg,
+    writable,
+)
+from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError, raise_failure
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "scatter_elements",
+    "scatter_nd",
+    "scatter_update",
+    "gather",
+    "gather_elements",
+    "gather_nd",
+    "default_threads",
+    "set_default_threads",
+    "Error",
+    "OutOfRangeError",
+    "DTypeError",
+    "ArgumentError",
+    "OutOfMemoryError",
+    "__version__",
+]
+
+
+def default_threads() -> int:
+    """The thread count ``threads=None`` uses: the value given to :func:`set_default_threads`,
+    else every core of the process.
+
+    >>> default_threads() >= 1
+    True
+    """
+    return _native.default_threads()
+
+
+def set_default_threads(n: int) -> None:
+    """Sets the thread count ``threads=None`` uses (0: every core). Results never depend on it.
+
+    >>> set_default_threads(0)
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ArgumentError(f"set_default_threads: {n!r} is not a count >= 0 (0: every core)")
+    _native.set_default_threads(n)
+
+
+def _index_arr(x: Any, op: str) -> Arr:
+    i = as_arr(x, "indices", op)
+    if i.dtype not in INDEX_DTYPES:
+        raise DTypeError(
+            f"{op}: indices: dtype {i.dtype} is not accepted; expected an integer index dtype "
+            f"(int8, int16, int32, int64, uint8, uint16, uint32 or uint64)"
+        )
+    return i
+
+
+def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
+    """`a`, copied when its memory may overlap one of `others` (an output being written)."""
+    return a.copy() if any(overlaps(a, o) for o in others) else a
+
+
+def _scatter(op, name, data, indices, updates, out, axis, reduction, include_self,
+             negative_indices, out_of_range, accumulation, threads, updates_window=False):
+    d = as_arr(data, "data", name)
+    i = _index_arr(indices, name)
+    u = as_arr(updates, "updates", name)
+    if u.dtype != d.dtype:
+        raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's dtype {d.dtype}")
+    n = threads_arg(threads, name)
+    options = (axis, reduction, bool(include_self), negative_indices, out_of_range, accumulation, n,
+               bool(updates_window))
+
+    def run(target: np.ndarray, in_place: bool, dr: Arr, ir: Arr, ur: Arr) -> None:
+        raise_failure(_native.scatter(
+            op, desc(dr.array, dr.dtype), desc(ir.array, ir.dtype), desc(ur.array, ur.dtype),
+            desc(target, d.dtype), in_place, *options,
+        ))
+
+    d, i, u = readable(d, "data", name), readable(i, "indices", name), readable(u, "updates", name)
+    if out is None:
+        res = empty(d.array.shape, d)
+        run(res, False, d, i, u)
+        return result(res, d)
+    o = as_arr(out, "out", name)
+    writable(o, "out", name)
+    if o.dtype != d.dtype:
+        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
+    if tuple(o.array.shape) != tuple(d.array.shape):
+        raise ArgumentError(
+            f"{name}: out: shape {list(o.array.shape)} does not match; expected data's shape "
+            f"{list(d.array.shape)}"
+        )
+    target = o.array
+    in_place = same_view(target, d.array)
+    # An output the native half cannot write in place (gaps, misaligned, foreign byte order)
+    # is written through a contiguous stage, copied back only after success.
+    direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
+    stage = target if direct else (np.ascontiguousarray(target) if in_place else np.empty(target.shape, target.dtype))
+    i = i._replace(array=_private(i.array, target))
+    u = u._replace(array=_private(u.array, target))
+    if in_place:
+        run(stage, True, d._replace(array=stage), i, u)
+    else:
+        run(stage, False, d._replace(array=_private(d.array, target)), i, u)
+    if stage is not target:
+        target[...] = stage
+    return out
+
+
+def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, out_of_range,
+            fill_value, threads):
+    d = as_arr(data, "data", name)
+    i = _index_arr(indices, name)
+    n = threads_arg(threads, name)
+    d, i = readable(d, "data", name), readable(i, "indices", name)
+    shape, failure = _native.gather_shape(op, d.dtype, tuple(d.array.shape), tuple(i.array.shape), axis,
+                                          batch_dims)
+    raise_failure(failure)
+    fill = scalar(fill_value, d, name)
+
+    def run(target: np.ndarray, dr: Arr, ir: Arr) -> None:
+        raise_failure(_native.gather(
+            op, desc(dr.array, dr.dtype), desc(ir.array, ir.dtype), desc(target, d.dtype), axis,
+            batch_dims, negative_indices, out_of_range, desc(fill, d.dtype), n,
+        ))
+
+    if out is None:
+        res = empty(shape, d)
+        run(res, d, i)
+        return result(res, d)
+    o = as_arr(out, "out", name)
+    writable(o, "out", name)
+    if o.dtype != d.dtype:
+        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
+    if list(o.array.shape) != list(shape):
+        raise ArgumentError(f"{name}: out: shape {list(o.array.shape)} does not match; expected {list(shape)}")
+    target = o.array
+    direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
+    stage = target if direct else np.empty(target.shape, target.dtype)
+    run(stage, d._replace(array=_private(d.array, target)), i._replace(array=_private(i.array, target)))
+    if stage is not target:
+        target[...] = stage
+    return out
+
+
+def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = "none",
+                     include_self: bool = True, negative_indices: str = "wrap",
+                     out_of_range: str = "error", accumulation: str = "per_update",
+                     updates_window: bool = False, threads: Optional[int] = None, out=None):
+    """ONNX ScatterElements / PyTorch ``scatter_reduce``: ``out = data``, then for every
+    position ``p`` of ``indices`` (row-major), ``out[p with p[axis] = indices[p]]`` combines
+    ``updates[p]`` by ``reduction`` ("none", "add", "sub", "mul", "min", "max", "mean"), in
+    index order, so duplicates give the same bits every time.
+
+    ``include_self=False`` starts every targeted cell from the reduction's identity;
+    ``negative_indices`` is "wrap" (once, as Python) or "error"; ``out_of_range`` is "error",
+    "clamp" or "skip"; ``accumulation="wide"`` accumulates float16/bfloat16 in float32 and
+    rounds once. ``updates_window=True`` lets ``updates`` be larger than ``indices`` on any
+    dim and reads only the window ``indices`` covers (PyTorch's ``src`` rule). ``out=data``
+    scatters in place; another ``out`` receives the result. Returns ``out``, or a new array of
+    ``data``'s kind.
+
+    >>> import numpy as np
+    >>> scatter_elements(np.zeros((2, 3), np.float32), np.array([[2, 2], [0, 1]]),
+    ...                  np.ones((2, 2), np.float32), axis=1, reduction="add")
+    array([[0., 0., 2.],
+           [1., 1., 0.]], dtype=float32)
+    """
+    return _scatter("elements", "scatter_elements", data, indices, updates, out, axis, reduction,
+                    include_self, negative_indices, out_of_range, accumulation, threads,
+                    updates_window)
+
+
+def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self: bool = True,
+               negative_indices: str = "wrap", out_of_range: str = "error",
+               accumulation: str = "per_update", threads: Optional[int] = None, out=None):
+    """ONNX ScatterND / PyTorch ``index_put_``: each row of ``indices`` (its last dim is the
+    tuple length ``k``) addresses a slice ``data[t0, ..., tk-1]``, which combines the matching
+    slice of ``updates`` (shape ``indices.shape[:-1] + data.shape[k:]``). Options as
+    :func:`scatter_elements`.
+
+    >>> import numpy as np
+    >>> scatter_nd(np.zeros((3, 2), np.int64), np.array([[2], [0], [2]]),
+    ...            np.array([[1, 2], [3, 4], [5, 6]]), reduction="add")
+    array([[3, 4],
+           [0, 0],
+           [6, 8]])
+    """
+    return _scatter("nd", "scatter_nd", data, indices, updates, out, 0, reduction, include_self,
+                    negative_indices, out_of_range, accumulation, threads)
+
+
+def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "none",
+                   include_self: bool = True, negative_indices: str = "wrap",
+                   out_of_range: str = "error", accumulation: str = "per_update",
+                   threads: Optional[int] = None, out=None):
+    """OpenVINO ScatterUpdate / PyTorch ``index_add_`` and ``index_copy_`` / ``np.add.at``
+    with whole slices: every index ``j = indices[q]`` addresses the slice ``data[..., j, ...]``
+    along ``axis``, which combines ``updates[..., q, ...]`` (``updates`` has shape
+    ``data.shape[:axis] + indices.shape + data.shape[axis+1:]``). Options as
+    :func:`scatter_elements`.
+
+    >>> import numpy as np
+    >>> scatter_update(np.zeros(4), np.array([0, 0, 3]), np.array([1.0, 2.0, 4.0]), reduction="add")
+    array([3., 0., 0., 4.])
+    """
+    return _scatter("update", "scatter_update", data, indices, updates, out, axis, reduction,
+                    include_self, negative_indices, out_of_range, accumulation, threads)
+
+
+def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indices: str = "wrap",
+           out_of_range: str = "error", fill_value=0, threads: Optional[int] = None, out=None):
+    """ONNX Gather / ``np.take`` / ``torch.index_select``: the slices of ``data`` along
+    ``axis`` that ``indices`` names; the result has shape
+    ``data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]``.
+    ``out_of_range`` is "error", "clamp" or "fill" (with ``fill_value``).
+
+    >>> import numpy as np
+    >>> gather(np.arange(6).reshape(3, 2), np.array([2, 0, 5]), out_of_range="fill", fill_value=-1)
+    array([[ 4,  5],
+           [ 0,  1],
+           [-1, -1]])
+    """
+    return _gather("gather", "gather", data, indices, out, axis, batch_dims, negative_indices,
+                   out_of_range, fill_value, threads)
+
+
+def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wrap",
+                    out_of_range: str = "error", fill_value=0, threads: Optional[int] = None,
+                    out=None):
+    """ONNX GatherElements / ``np.take_along_axis`` / ``torch.gather``: ``out[p] =
+    data[p with p[axis] = indices[p]]``, the inverse of :func:`scatter_elements`.
+
+    >>> import numpy as np
+    >>> gather_elements(np.array([[1, 2], [3, 4]]), np.array([[1, 0], [0, 0]]), axis=1)
+    array([[2, 1],
+           [3, 3]])
+    """
+    return _gather("elements", "gather_elements", data, indices, out, axis, 0, negative_indices,
+                   out_of_range, fill_value, threads)
+
+
+def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wrap",
+              out_of_range: str = "error", fill_value=0, threads: Optional[int] = None, out=None):
+    """ONNX GatherND / TensorFlow ``gather_nd``: each row of ``indices`` names a slice of
+    ``data`` (after ``batch_dims`` shared leading dims), the inverse of :func:`scatter_nd`.
+
+    >>> import numpy as np
+    >>> gather_nd(np.arange(6).reshape(3, 2), np.array([[2, 1], [0, 0]]))
+    array([5, 0])
+    """
+    return _gather("nd", "gather_nd", data, indices, out, 0, batch_dims, negative_indices,
+                   out_of_range, fill_value, threads)

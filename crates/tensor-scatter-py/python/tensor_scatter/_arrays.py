@@ -1,0 +1,175 @@
+"""Arrays as users have them (NumPy, PyTorch CPU tensors, JAX arrays, anything array-like),
+seen as NumPy arrays over the same memory, and results handed back in the caller's kind."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from ._errors import DTypeError, ArgumentError
+
+# NumPy dtype names the library knows (bfloat16 is ml_dtypes' name for its NumPy dtype).
+DTYPES = {
+    "float64", "float32", "float16", "bfloat16",
+    "int64", "int32", "int16", "int8",
+    "uint64", "uint32", "uint16", "uint8",
+    "bool",
+}
+INDEX_DTYPES = {"int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8"}
+
+
+class Arr(NamedTuple):
+    """An argument as the native half sees it."""
+
+    array: np.ndarray  # over the caller's memory (bf16 from torch: its bits, as int16)
+    dtype: str  # the library's dtype name
+    kind: str  # "numpy", "torch" or "jax"
+    original: Any  # what the caller passed
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_torch(x: Any) -> bool:
+    t = _torch()
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def _is_jax(x: Any) -> bool:
+    jax = sys.modules.get("jax")
+    return jax is not None and isinstance(x, jax.Array)
+
+
+def as_arr(x: Any, arg: str, op: str) -> Arr:
+    """`x` as an `Arr`, without a copy for NumPy arrays, CPU tensors and JAX CPU arrays."""
+    if isinstance(x, np.ndarray):
+        a, kind = x, "numpy"
+    elif _is_torch(x):
+        torch = _torch()
+        if x.device.type != "cpu":
+            raise ArgumentError(
+                f"{op}: {arg}: a tensor on {x.device} was given; tensor_scatter runs on the CPU "
+                f"and does not copy silently: pass x.cpu() (and copy the result back)"
+            )
+        t = x.detach()
+        if t.is_conj() or t.is_neg():
+            t = t.resolve_conj().resolve_neg()
+        if t.dtype == torch.bfloat16:
+            return Arr(t.view(torch.int16).numpy(), "bfloat16", "torch", x)
+        a, kind = t.numpy(), "torch"
+    elif _is_jax(x):
+        devices = x.devices() if callable(getattr(x, "devices", None)) else set()
+        if any(d.platform != "cpu" for d in devices):
+            raise ArgumentError(f"{op}: {arg}: a JAX array on {devices} was given; only CPU arrays are read")
+        a, kind = np.asarray(x), "jax"
+    else:
+        a, kind = np.asarray(x), "numpy"
+    name = a.dtype.name
+    if name not in DTYPES:
+        raise DTypeError(
+            f"{op}: {arg}: dtype {a.dtype} is not accepted; expected one of "
+            f"{', '.join(sorted(DTYPES))}"
+        )
+    return Arr(a, name, kind, x)
+
+
+def gap_free(a: np.ndarray) -> bool:
+    """Whether every position between the lowest and highest element of `a` is one of its
+    elements (what the native half can borrow without a copy)."""
+    if a.size == 0:
+        return True
+    item = a.itemsize
+    if any(s % item for s in a.strides):
+        return False
+    dims = sorted((abs(s) // item, n) for n, s in zip(a.shape, a.strides) if n > 1 and s != 0)
+    covered = 1
+    for s, n in dims:
+        if s != covered:
+            return False
+        covered *= n
+    return True
+
+
+def readable(arr: Arr, arg: str, op: str) -> Arr:
+    """`arr` in a form the native half reads in place: native byte order, aligned, no gaps
+    (each copied only when it is not), bool bytes checked."""
+    a = arr.array
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not (a.flags.aligned and gap_free(a)):
+        a = np.ascontiguousarray(a)
+    if arr.dtype == "bool" and a.size and a.view(np.uint8).max() > 1:
+        raise ArgumentError(f"{op}: {arg}: a bool array holds bytes other than 0 and 1")
+    return arr._replace(array=a)
+
+
+def desc(a: np.ndarray, dtype: str) -> tuple:
+    """What the native half needs: the address of element [0, ..., 0], the dtype, the shape
+    and the strides in elements."""
+    item = a.itemsize
+    return (a.__array_interface__["data"][0], dtype, tuple(a.shape), tuple(s // item for s in a.strides))
+
+
+def writable(arr: Arr, arg: str, op: str) -> None:
+    """Raises unless the caller's array can be written in place."""
+    if arr.kind == "jax":
+        raise ArgumentError(f"{op}: {arg}: JAX arrays are immutable; pass out=None and use the result")
+    if not arr.array.flags.writeable:
+        raise ArgumentError(f"{op}: {arg}: the array is read-only (writeable=False)")
+
+
+def empty(shape, like: Arr) -> np.ndarray:
+    """A new C-order NumPy array for a result of `like`'s dtype."""
+    return np.empty(shape, dtype=like.array.dtype)
+
+
+def result(a: np.ndarray, like: Arr) -> Any:
+    """The result `a` (a new array) in the kind of `like`: torch in, torch out; JAX in, JAX
+    out; otherwise NumPy."""
+    if like.kind == "torch":
+        torch = _torch()
+        t = torch.from_numpy(a)
+        return t.view(torch.bfloat16) if like.dtype == "bfloat16" else t
+    if like.kind == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(a)
+    return a
+
+
+def scalar(value: Any, like: Arr, op: str) -> np.ndarray:
+    """`value` as a one-element array of `like`'s dtype (its bits, for torch bf16)."""
+    try:
+        if like.dtype == "bfloat16" and like.kind == "torch":
+            torch = _torch()
+            t = torch.tensor([value], dtype=torch.bfloat16)
+            return t.view(torch.int16).numpy()
+        return np.array([value], dtype=like.array.dtype)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ArgumentError(f"{op}: fill_value: {value!r} is not a {like.dtype}: {e}") from None
+
+
+def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the memory of `a` and `b` may overlap (their address ranges intersect)."""
+    return a.size > 0 and b.size > 0 and np.may_share_memory(a, b)
+
+
+def same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether `a` and `b` are the same elements in the same layout."""
+    return (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+    )
+
+
+def threads_arg(threads: Optional[int], op: str) -> int:
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ArgumentError(f"{op}: threads: {threads!r} is not None or a count >= 0 (0: every core)")
+    return threads

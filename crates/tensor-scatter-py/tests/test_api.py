@@ -1,0 +1,185 @@
+"""The Python API as users call it: strided and broadcast inputs, out= and in place, aliasing,
+errors (their classes, and that nothing was written), other array kinds."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import reference as ref
+import tensor_scatter as ts
+
+
+def bits(a) -> bytes:
+    return np.ascontiguousarray(a).view(np.uint8).tobytes()
+
+
+def test_strided_negative_and_broadcast_inputs_give_the_contiguous_result():
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    data = base[::-1, 1::2]  # reversed rows, every other column: gaps
+    data_t = base.T[::-1]  # transposed, reversed: no gaps, read in place
+    idx = np.array([[2, 0, 1], [0, 0, 2]])
+    for d in (data, data_t[:2, :3]):
+        upd = np.broadcast_to(np.float32(0.5), idx.shape)  # stride 0
+        want = ref.scatter_elements(np.ascontiguousarray(d), idx, np.ascontiguousarray(upd), 1, "add")
+        got = ts.scatter_elements(d, idx, upd, axis=1, reduction="add")
+        assert bits(got) == bits(want)
+    # A broadcast table of a huge logical size is gathered without being copied.
+    row = np.arange(1 << 14, dtype=np.float32)
+    table = np.broadcast_to(row, (1 << 14, 1 << 14))  # 1 GiB logically
+    got = ts.gather(table, np.array([7, -1]))
+    assert got.shape == (2, 1 << 14) and (got == row).all()
+
+
+def test_out_receives_the_result_and_out_equal_data_scatters_in_place():
+    data = np.zeros(5, np.int32)
+    idx, upd = np.array([4, 1, 4]), np.array([1, 2, 3], np.int32)
+    out = np.full(5, -1, np.int32)
+    r = ts.scatter_update(data, idx, upd, reduction="add", out=out)
+    assert r is out and out.tolist() == [0, 2, 0, 0, 4] and data.tolist() == [0] * 5
+    r = ts.scatter_update(data, idx, upd, reduction="add", out=data)
+    assert r is data and data.tolist() == [0, 2, 0, 0, 4]
+    # In place into a strided view of a bigger array changes that array.
+    big = np.zeros((3, 4), np.float64)
+    col = big[:, 2]
+    ts.scatter_elements(col, np.array([2, 0]), np.array([1.5, 2.5]), out=col)
+    assert big[:, 2].tolist() == [2.5, 0.0, 1.5] and big.sum() == 4.0
+    # A stepped output (gaps) is written through a stage and copied back.
+    wide = np.zeros(8, np.float64)
+    g = ts.gather(np.array([1.0, 2.0, 3.0]), np.array([2, 0, 1, 1]), out=wide[::2])
+    assert g.base is wide or g is not None
+    assert wide.tolist() == [3, 0, 1, 0, 2, 0, 2, 0]
+
+
+def test_an_output_that_shares_memory_with_an_input_gives_the_bits_of_separate_arrays():
+    buf = np.arange(8, dtype=np.float32)
+    out = buf[:4]
+    updates = buf[2:6]  # overlaps out
+    idx = np.array([3, 2, 1, 0])
+    want = ref.scatter_elements(np.zeros(4, np.float32), idx, updates.copy(), 0, "add")
+    ts.scatter_elements(np.zeros(4, np.float32), idx, updates, reduction="add", out=out)
+    assert bits(out) == bits(want)
+    # In place with updates a view of the destination.
+    x = np.arange(6, dtype=np.int64)
+    want = ref.scatter_update(x.copy(), np.array([0, 5]), x[1:3].copy(), 0, "add")
+    ts.scatter_update(x, np.array([0, 5]), x[1:3], reduction="add", out=x)
+    assert x.tolist() == want.tolist()
+    # A gather into its own table.
+    t = np.array([1, 2, 3, 4])
+    ts.gather(t, np.array([3, 2, 1, 0]), out=t)
+    assert t.tolist() == [4, 3, 2, 1]
+
+
+def test_errors_have_python_classes_and_leave_out_untouched():
+    data = np.zeros((2, 3), np.float32)
+    out = np.full((2, 3), 7.0, np.float32)
+    with pytest.raises(IndexError, match="indices") as e:
+        ts.scatter_elements(data, np.array([[0, 3]]), np.ones((1, 2), np.float32), axis=1, out=out)
+    assert isinstance(e.value, ts.OutOfRangeError) and isinstance(e.value, ts.Error)
+    assert "3" in str(e.value)
+    assert (out == 7).all()
+    with pytest.raises(TypeError):
+        ts.scatter_elements(data, np.array([[0.0]]), np.ones((1, 1), np.float32))
+    with pytest.raises(TypeError, match="updates"):
+        ts.scatter_elements(data, np.array([[0]]), np.ones((1, 1), np.float64))
+    with pytest.raises(TypeError):
+        ts.gather(np.array(["a", "b"]), np.array([0]))
+    with pytest.raises(ValueError, match="axis"):
+        ts.gather(data, np.array([0]), axis=5)
+    with pytest.raises(ValueError, match="reduction|bogus"):
+        ts.scatter_nd(data, np.array([[0]]), np.ones((1, 3), np.float32), reduction="bogus")
+    with pytest.raises(ValueError, match="out_of_range"):
+        ts.gather(data, np.array([0]), out_of_range="wrap")
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.zeros((2, 3), np.float32)
+        ro.flags.writeable = False
+        ts.scatter_elements(data, np.array([[0]]), np.ones((1, 1), np.float32), out=ro)
+    with pytest.raises(ValueError, match="shape"):
+        ts.scatter_elements(data, np.array([[0]]), np.ones((1, 1), np.float32), out=np.zeros(6, np.float32))
+    with pytest.raises(ValueError, match="0 and 1"):
+        ts.scatter_update(np.array([2], np.uint8).view(bool), np.array([0]), np.array([True]))
+    with pytest.raises(IndexError):
+        ts.gather_nd(data, np.array([[1, -4]]), out=out[:1, 0])
+    assert (out == 7).all()
+
+
+def test_every_dtype_round_trips_including_bfloat16():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dt in ["float64", "float32", "float16", ml_dtypes.bfloat16, "int8", "uint64", "bool"]:
+        d = np.zeros(3, dtype=dt)
+        u = np.ones(2, dtype=dt)
+        got = ts.scatter_elements(d, np.array([2, 0], np.uint8), u)
+        assert got.dtype == d.dtype and bits(got) == bits(np.array([1, 0, 1]).astype(dt))
+
+
+def test_byte_swapped_and_misaligned_inputs_are_read_correctly():
+    d = np.arange(4, dtype=">f8")
+    got = ts.gather(d, np.array([3, 0], dtype=">i4"))
+    assert got.tolist() == [3.0, 0.0]
+    raw = np.zeros(4 * 8 + 1, np.uint8)
+    mis = raw[1:].view(np.float64)  # misaligned
+    mis[:] = [1, 2, 3, 4]
+    assert ts.gather(mis, np.array([1])).tolist() == [2.0]
+
+
+def test_threads_give_the_same_bits_and_the_gil_is_released():
+    rng = np.random.default_rng(5)
+    n = 1 << 18
+    data = rng.standard_normal(n).astype(np.float32)
+    idx = rng.integers(0, 1000, n)
+    one = ts.scatter_update(np.zeros(1000, np.float32), idx, data, reduction="add", threads=1)
+    for t in (2, 4, None):
+        assert bits(ts.scatter_update(np.zeros(1000, np.float32), idx, data, reduction="add", threads=t)) == bits(one)
+    results = []
+    workers = [threading.Thread(target=lambda: results.append(
+        ts.scatter_update(np.zeros(1000, np.float32), idx, data, reduction="add"))) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert all(bits(r) == bits(one) for r in results)
+    with pytest.raises(ValueError, match="threads"):
+        ts.gather(data, idx, threads=-1)
+
+
+def test_torch_tensors_in_and_out():
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(5)
+    idx = torch.tensor([0, 4, 0])
+    src = torch.tensor([1.0, 2.0, 3.0])
+    got = ts.scatter_update(x, idx, src, reduction="add")
+    assert isinstance(got, torch.Tensor) and got.tolist() == [4.0, 0, 0, 0, 2.0]
+    assert torch.equal(got, torch.zeros(5).index_add_(0, idx, src))
+    ts.scatter_update(x, idx, src, reduction="add", out=x)
+    assert x.tolist() == [4.0, 0, 0, 0, 2.0]
+    b = torch.tensor([1.5, -2.0], dtype=torch.bfloat16)
+    g = ts.gather(b, torch.tensor([1, 1, 0]))
+    assert g.dtype == torch.bfloat16 and g.tolist() == [-2.0, -2.0, 1.5]
+    m = torch.tensor([[1.0, 5.0], [3.0, 2.0]])
+    i = torch.tensor([[0, 0], [1, 0]])
+    want = torch.zeros(2, 2).scatter_reduce(1, i, m, "amax", include_self=False)
+    assert torch.equal(ts.scatter_elements(torch.zeros(2, 2), i, m, axis=1, reduction="max", include_self=False), want)
+    assert torch.equal(ts.gather_elements(m, i, axis=1), torch.gather(m, 1, i))
+
+
+def test_jax_arrays_in_and_out():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.zeros(4)
+    got = ts.scatter_update(x, jnp.array([1, 1]), jnp.array([1.0, 2.0]), reduction="add")
+    assert type(got) is type(x)
+    assert got.tolist() == x.at[jnp.array([1, 1])].add(jnp.array([1.0, 2.0])).tolist()
+    with pytest.raises(ValueError, match="immutable"):
+        ts.scatter_update(x, jnp.array([1]), jnp.array([1.0]), out=x)
+
+
+def test_the_readme_python_quick_start_runs_as_written():
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[3] / "README.md"
+    text = readme.read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    assert blocks, "no python block in README.md"
+    for block in blocks:
+        exec(compile(block, str(readme), "exec"), {})

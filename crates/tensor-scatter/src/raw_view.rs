@@ -1,0 +1,137 @@
+//! Views over memory that another owner describes by a pointer, a shape and strides (NumPy,
+//! DLPack, `ndarray`): [`TensorView::from_raw_parts`] and [`TensorViewMut::from_raw_parts`].
+//!
+//! Our views borrow one slice that covers every element from the lowest to the highest
+//! address. That is sound only when every position in between is one of the view's own
+//! elements (any dim order, negative strides, broadcast dims): a slice over a gap would borrow
+//! memory the owner may have lent to someone else. A view with gaps (a stepped slice such as
+//! NumPy's `a[:, ::2]`) is therefore refused with an
+//! [`InvalidView`](ErrorKind::InvalidView) error, and its caller copies it explicitly.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::view::{TensorView, TensorViewMut};
+
+/// The element positions `[lo, hi]` a non-empty layout reaches relative to its origin, when
+/// each of them is one of the layout's elements; `None` when the layout leaves gaps.
+fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)> {
+    // The dims that move, by stride magnitude: each must step exactly over what the smaller
+    // ones cover (1, then n0 * |s0|, ...). Broadcast (stride 0) and length-1 dims add nothing.
+    let mut dims: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|&(&n, &s)| n > 1 && s != 0)
+        .map(|(&n, &s)| (s.unsigned_abs(), n))
+        .collect();
+    dims.sort_unstable();
+    let mut covered = 1usize;
+    for (s, n) in dims {
+        if s != covered {
+            return None;
+        }
+        covered = covered.checked_mul(n)?;
+    }
+    let (mut lo, mut hi) = (0isize, 0isize);
+    for (&n, &s) in shape.iter().zip(strides) {
+        let reach = (n as isize - 1).checked_mul(s)?;
+        if reach < 0 {
+            lo = lo.checked_add(reach)?;
+        } else {
+            hi = hi.checked_add(reach)?;
+        }
+    }
+    Some((lo, hi))
+}
+
+/// The span of a non-empty layout, or the error that explains why it cannot be borrowed.
+fn span(shape: &[usize], strides: &[isize]) -> Result<(isize, isize)> {
+    if shape.len() != strides.len() {
+        return Err(invalid(format!(
+            "{} strides for a shape of rank {}",
+            strides.len(),
+            shape.len()
+        )));
+    }
+    gap_free_span(shape, strides).ok_or_else(|| {
+        invalid(format!(
+            "shape {shape:?} with strides {strides:?} leaves gaps between its elements, which \
+             a view cannot borrow without borrowing the gaps too; copy it into a contiguous \
+             array first"
+        ))
+    })
+}
+
+fn invalid(reason: String) -> Error {
+    Error::new(ErrorKind::InvalidView {
+        op: "view",
+        arg: "strides",
+        reason,
+    })
+}
+
+impl<'a, T: Copy> TensorView<'a, T> {
+    /// A view of the elements another owner describes: element `c` at `origin + Σ c[d]·strides[d]`
+    /// (element strides, negative and zero allowed). No copy.
+    ///
+    /// # Errors
+    /// [`InvalidView`](ErrorKind::InvalidView) when the layout leaves gaps between its
+    /// elements (see the module docs) or the ranks differ; `SizeOverflow` for a shape past the
+    /// address space.
+    ///
+    /// # Safety
+    /// When the shape has elements: `origin` is aligned for `T`, and every element the layout
+    /// addresses is a valid, initialised `T` that nobody writes for `'a`.
+    ///
+    /// ```
+    /// use tensor_scatter::TensorView;
+    /// let buf = [1, 2, 3, 4, 5, 6];
+    /// // The [3, 2] buffer transposed and its columns reversed, from its last element.
+    /// // SAFETY: every element reached lies in `buf`, borrowed for the view's life.
+    /// let v = unsafe { TensorView::from_raw_parts(buf.as_ptr().add(5), &[2, 3], &[-1, -2]) }.unwrap();
+    /// assert_eq!(v.to_vec(), vec![6, 4, 2, 5, 3, 1]);
+    /// ```
+    pub unsafe fn from_raw_parts(
+        origin: *const T,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<TensorView<'a, T>> {
+        if shape.contains(&0) {
+            return TensorView::with_strides(&[], 0, shape, strides);
+        }
+        let (lo, hi) = span(shape, strides)?;
+        // SAFETY: the caller vouches for every element the layout addresses, shared for 'a;
+        // `span` showed that they are exactly the positions `lo..=hi` from `origin`, so the
+        // slice covers only them (and its length, at most the number of distinct elements,
+        // fits in isize since they all lie in one allocation).
+        let data = unsafe { std::slice::from_raw_parts(origin.offset(lo), (hi - lo) as usize + 1) };
+        TensorView::with_strides(data, lo.unsigned_abs(), shape, strides)
+    }
+}
+
+impl<'a, T: Copy> TensorViewMut<'a, T> {
+    /// A writable view of the elements another owner describes, as
+    /// [`TensorView::from_raw_parts`]. No copy.
+    ///
+    /// # Errors
+    /// As [`TensorView::from_raw_parts`], plus [`InvalidView`](ErrorKind::InvalidView) when two
+    /// coordinates share one element.
+    ///
+    /// # Safety
+    /// When the shape has elements: `origin` is aligned for `T`, and every element the layout
+    /// addresses is a valid, initialised `T` that nobody else reads or writes for `'a`.
+    pub unsafe fn from_raw_parts(
+        origin: *mut T,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<TensorViewMut<'a, T>> {
+        if shape.contains(&0) {
+            return TensorViewMut::with_strides(&mut [], 0, shape, strides);
+        }
+        let (lo, hi) = span(shape, strides)?;
+        // SAFETY: as in `TensorView::from_raw_parts`, with the elements the caller's alone for
+        // 'a; a broadcast dim would make two coordinates one element, which `with_strides`
+        // refuses before anything is written.
+        let data =
+            unsafe { std::slice::from_raw_parts_mut(origin.offset(lo), (hi - lo) as usize + 1) };
+        TensorViewMut::with_strides(data, lo.unsigned_abs(), shape, strides)
+    }
+}
