@@ -377,6 +377,8 @@ def spawn(system, name, n, data_dir):
                             if n == 1 else "")
     p = subprocess.run([sys.executable, __file__, "--worker", system, name, str(n), str(data_dir)],
                        capture_output=True, text=True, env=env, timeout=900)
+    if p.returncode != 0 and "NotImplementedError" in p.stderr:
+        return {"unsupported": p.stderr.strip().splitlines()[-1][:200]}
     if p.returncode != 0:
         return {"error": (p.stderr.strip().splitlines() or ["?"])[-1][:200]}
     return json.loads(p.stdout.strip().splitlines()[-1])
