@@ -3,6 +3,8 @@ on random small cases (hypothesis), at 1 and several threads."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +19,14 @@ DTYPES = [np.dtype(n) for n in ("float64", "float32", "float16", "int64", "int32
                                 "uint64", "uint32", "uint16", "uint8", "bool")] + [np.dtype(ml_dtypes.bfloat16)]
 INDEX_DTYPES = [np.dtype(n) for n in ("int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8")]
 REDUCTIONS = ["none", "add", "sub", "mul", "min", "max", "mean"]
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized, so a test run is reproducible (CI included); TS_HYPOTHESIS_RANDOM=1 explores
+# new cases (and TS_HYPOTHESIS_EXAMPLES more of them).
+SETTINGS = settings(
+    max_examples=int(os.environ.get("TS_HYPOTHESIS_EXAMPLES", "150")),
+    deadline=None,
+    derandomize=not os.environ.get("TS_HYPOTHESIS_RANDOM"),
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def values(draw, dtype: np.dtype, shape) -> np.ndarray:
