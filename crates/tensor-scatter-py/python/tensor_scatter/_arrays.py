@@ -20,6 +20,20 @@ DTYPES = {
 INDEX_DTYPES = {"int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8"}
 
 
+# dtype object -> the library's name: a dict lookup, where `dtype.name` is a Python-level
+# property that costs several microseconds (it dominated a small call).
+_NAMES = {np.dtype(n): n for n in DTYPES if n != "bfloat16"}
+
+
+def dtype_name(dt: np.dtype) -> str:
+    name = _NAMES.get(dt)
+    if name is None:
+        name = dt.name
+        if name in DTYPES and dt.isnative:
+            _NAMES[dt] = name  # bfloat16, once ml_dtypes has been seen
+    return name
+
+
 class Arr(NamedTuple):
     """An argument as the native half sees it."""
 
@@ -67,7 +81,7 @@ def as_arr(x: Any, arg: str, op: str) -> Arr:
         a, kind = np.asarray(x), "jax"
     else:
         a, kind = np.asarray(x), "numpy"
-    name = a.dtype.name
+    name = dtype_name(a.dtype)
     if name not in DTYPES:
         raise DTypeError(
             f"{op}: {arg}: dtype {a.dtype} is not accepted; expected one of "
@@ -110,7 +124,7 @@ def desc(a: np.ndarray, dtype: str) -> tuple:
     """What the native half needs: the address of element [0, ..., 0], the dtype, the shape
     and the strides in elements."""
     item = a.itemsize
-    return (a.__array_interface__["data"][0], dtype, tuple(a.shape), tuple(s // item for s in a.strides))
+    return (a.ctypes.data, dtype, a.shape, tuple(s // item for s in a.strides))
 
 
 def writable(arr: Arr, arg: str, op: str) -> None:
@@ -160,10 +174,10 @@ def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
 def same_view(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether `a` and `b` are the same elements in the same layout."""
     return (
-        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-        and a.shape == b.shape
+        a.shape == b.shape
         and a.strides == b.strides
         and a.dtype == b.dtype
+        and a.ctypes.data == b.ctypes.data
     )
 
 
