@@ -62,10 +62,6 @@ unsafe fn view_mut<'a>(d: &Desc) -> Result<DynViewMut<'a>, Failure> {
         .map_err(|e| failure(&e))
 }
 
-fn par(threads: usize) -> Par {
-    Par::threads_exact(threads)
-}
-
 fn negative(s: &str) -> Result<NegativeIndices, Failure> {
     match s {
         "wrap" => Ok(NegativeIndices::Wrap),
@@ -94,8 +90,8 @@ fn gather_op(s: &str) -> Result<GatherOp, Failure> {
     }
 }
 
-/// The scatter options from the Python keywords (already checked by the Python half, checked
-/// again here).
+/// The scatter options from the Python keywords (the Python half passes them through; an
+/// unknown value is an error here).
 #[allow(clippy::too_many_arguments)]
 fn scatter_options(
     axis: i64,
@@ -135,7 +131,7 @@ fn scatter_options(
         .out_of_range(out_of_range)
         .accumulation(accumulation)
         .updates_window(updates_window)
-        .par(par(threads)))
+        .par(Par::threads_exact(threads)))
 }
 
 /// One scatter: `out = data` then the scatter (`in_place` false), or the scatter into `out`,
@@ -227,7 +223,7 @@ fn gather(
             .negative(negative(negative_indices)?)
             .out_of_range(out_of_range)
             .fill_value(Some(fill))
-            .par(par(threads));
+            .par(Par::threads_exact(threads));
         gather_dyn_out(op, &d, &i, &mut o, &opts).map_err(|e| failure(&e))
     };
     py.detach(run).err()

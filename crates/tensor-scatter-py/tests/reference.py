@@ -149,7 +149,6 @@ def scatter_nd(data, indices, updates, reduction="none", include_self=True, nega
 def scatter_update(data, indices, updates, axis=0, reduction="none", include_self=True,
                    negative="wrap", out_of_range="error", wide=False):
     ax = axis % data.ndim
-    qi = indices.ndim
     contributions = []
     for outer in np.ndindex(*data.shape[:ax]):
         for q in np.ndindex(*indices.shape):
@@ -158,7 +157,6 @@ def scatter_update(data, indices, updates, axis=0, reduction="none", include_sel
                 continue
             for s in np.ndindex(*data.shape[ax + 1:]):
                 contributions.append((outer + (j,) + s, updates[outer + q + s]))
-    del qi
     return _apply(data, contributions, reduction, include_self, wide)
 
 

@@ -40,7 +40,6 @@ class Arr(NamedTuple):
     array: np.ndarray  # over the caller's memory (bf16 from torch: its bits, as int16)
     dtype: str  # the library's dtype name
     kind: str  # "numpy", "torch" or "jax"
-    original: Any  # what the caller passed
 
 
 def _torch():
@@ -72,7 +71,7 @@ def as_arr(x: Any, arg: str, op: str) -> Arr:
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
         if t.dtype == torch.bfloat16:
-            return Arr(t.view(torch.int16).numpy(), "bfloat16", "torch", x)
+            return Arr(t.view(torch.int16).numpy(), "bfloat16", "torch")
         a, kind = t.numpy(), "torch"
     elif _is_jax(x):
         devices = x.devices() if callable(getattr(x, "devices", None)) else set()
@@ -87,7 +86,7 @@ def as_arr(x: Any, arg: str, op: str) -> Arr:
             f"{op}: {arg}: dtype {a.dtype} is not accepted; expected one of "
             f"{', '.join(sorted(DTYPES))}"
         )
-    return Arr(a, name, kind, x)
+    return Arr(a, name, kind)
 
 
 def gap_free(a: np.ndarray) -> bool:
