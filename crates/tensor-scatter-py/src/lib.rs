@@ -1,99 +1,98 @@
-//! The native half of the Python package `tensor_scatter`: the six operators on arrays that the
-//! Python half describes (address, dtype name, shape, element strides) and has already checked
-//! (alive for the call, aligned, bool bytes 0 or 1, the output not overlapping an input). Every
-//! call writes into an output the Python half allocated or was given, with the GIL released;
-//! a library error comes back as `(kind, message)` for the Python half to raise, before
-//! anything was written.
+//! The native half of the Python package `tensor_scatter`: the six operators on NumPy arrays
+//! and CPU torch tensors, read where they lie and run with the GIL released. A call returns
+//! the result, or `None` when an argument cannot be borrowed as it is (another array kind, a
+//! stepped layout, foreign byte order, an output overlapping an input ...): the Python half
+//! then converts, checks and stages (`tensor_scatter/__init__.py`) and calls again. Library
+//! errors are raised as the package's exceptions, before anything was written.
+
+mod errors;
+mod operand;
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyInt};
 use tensor_scatter::{
-    Accumulation, DType, DynGatherOptions, DynView, DynViewMut, Error, ErrorKind, GatherOp,
-    GatherOptions, GatherOutOfRange, NegativeIndices, OutOfRange, Par, Reduction, ScatterOp,
-    ScatterOptions, gather_dyn_out, scatter_dyn_into, scatter_dyn_out,
+    Accumulation, DType, DynGatherOptions, Error, GatherOp, GatherOptions, GatherOutOfRange,
+    NegativeIndices, OutOfRange, Par, Reduction, ScatterOp, ScatterOptions, gather_dyn_out,
+    scatter_dyn_into, scatter_dyn_out,
 };
 
-/// An array as the Python half describes it: address of element `[0, ..., 0]`, dtype name,
-/// shape, strides in elements.
-#[derive(FromPyObject)]
-struct Desc(usize, String, Vec<usize>, Vec<isize>);
+use errors::{Raised, argument, raise};
+use operand::{Kind, Operand};
 
-/// A failure for the Python half to raise: the exception kind (`"index"`, `"type"`,
-/// `"value"`, `"memory"`) and the library's message.
-type Failure = (&'static str, String);
-
-fn failure(e: &Error) -> Failure {
-    let kind = match e.kind() {
-        ErrorKind::IndexOutOfRange { .. } | ErrorKind::NegativeIndex { .. } => "index",
-        ErrorKind::DTypeMismatch { .. }
-        | ErrorKind::UnsupportedDType { .. }
-        | ErrorKind::UnsupportedReduction { .. } => "type",
-        ErrorKind::OutOfMemory { .. } => "memory",
-        _ => "value",
-    };
-    (kind, e.to_string())
+fn scatter_op(s: &str) -> PyResult<(ScatterOp, &'static str)> {
+    Ok(match s {
+        "elements" => (ScatterOp::Elements, "scatter_elements"),
+        "nd" => (ScatterOp::Nd, "scatter_nd"),
+        "update" => (ScatterOp::Update, "scatter_update"),
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown scatter '{s}'"
+            )));
+        }
+    })
 }
 
-fn value(message: String) -> Failure {
-    ("value", message)
+fn gather_op(s: &str) -> PyResult<(GatherOp, &'static str)> {
+    Ok(match s {
+        "gather" => (GatherOp::Gather, "gather"),
+        "elements" => (GatherOp::Elements, "gather_elements"),
+        "nd" => (GatherOp::Nd, "gather_nd"),
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown gather '{s}'"
+            )));
+        }
+    })
 }
 
-fn dtype(name: &str) -> Result<DType, Failure> {
-    name.parse().map_err(|e: Error| ("type", e.to_string()))
+fn is_index(t: DType) -> bool {
+    matches!(
+        t,
+        DType::I64
+            | DType::I32
+            | DType::I16
+            | DType::I8
+            | DType::U64
+            | DType::U32
+            | DType::U16
+            | DType::U8
+    )
 }
 
-/// A read-only view of the described array.
-///
-/// # Safety
-/// The array is alive, aligned and unwritten for `'a`, and every element it addresses is a
-/// valid value of its dtype (the Python half checks bool bytes).
-unsafe fn view<'a>(d: &Desc) -> Result<DynView<'a>, Failure> {
-    // SAFETY: the caller's contract.
-    unsafe { DynView::from_raw_parts(dtype(&d.1)?, d.0 as *const u8, &d.2, &d.3) }
-        .map_err(|e| failure(&e))
+/// `threads=`: `None` (the process default, 0) or a count >= 0.
+fn threads_arg(name: &str, t: &Bound<'_, PyAny>) -> Result<usize, Raised> {
+    if t.is_none() {
+        return Ok(0);
+    }
+    match t.extract::<usize>() {
+        Ok(n) if !t.is_instance_of::<PyBool>() => Ok(n),
+        _ => Err(argument(
+            t.py(),
+            format!(
+                "{name}: threads: {} is not None or a count >= 0 (0: every core)",
+                t.repr().map(|r| r.to_string()).unwrap_or_default()
+            ),
+        )),
+    }
 }
 
-/// A writable view of the described array.
-///
-/// # Safety
-/// As [`view`], and nothing else reads or writes the array for `'a`.
-unsafe fn view_mut<'a>(d: &Desc) -> Result<DynViewMut<'a>, Failure> {
-    // SAFETY: the caller's contract.
-    unsafe { DynViewMut::from_raw_parts(dtype(&d.1)?, d.0 as *mut u8, &d.2, &d.3) }
-        .map_err(|e| failure(&e))
-}
-
-fn negative(s: &str) -> Result<NegativeIndices, Failure> {
+fn negative(py: Python<'_>, name: &str, s: &str) -> Result<NegativeIndices, Raised> {
     match s {
         "wrap" => Ok(NegativeIndices::Wrap),
         "error" => Ok(NegativeIndices::Error),
-        _ => Err(value(format!(
-            "negative_indices: '{s}' is not one of 'wrap', 'error'"
-        ))),
+        _ => Err(argument(
+            py,
+            format!("{name}: negative_indices: '{s}' is not one of 'wrap', 'error'"),
+        )),
     }
 }
 
-fn scatter_op(s: &str) -> Result<ScatterOp, Failure> {
-    match s {
-        "elements" => Ok(ScatterOp::Elements),
-        "nd" => Ok(ScatterOp::Nd),
-        "update" => Ok(ScatterOp::Update),
-        _ => Err(value(format!("unknown scatter '{s}'"))),
-    }
-}
-
-fn gather_op(s: &str) -> Result<GatherOp, Failure> {
-    match s {
-        "gather" => Ok(GatherOp::Gather),
-        "elements" => Ok(GatherOp::Elements),
-        "nd" => Ok(GatherOp::Nd),
-        _ => Err(value(format!("unknown gather '{s}'"))),
-    }
-}
-
-/// The scatter options from the Python keywords (the Python half passes them through; an
-/// unknown value is an error here).
+/// The scatter options from the Python keywords.
 #[allow(clippy::too_many_arguments)]
 fn scatter_options(
+    py: Python<'_>,
+    name: &str,
     axis: i64,
     reduction: &str,
     include_self: bool,
@@ -102,156 +101,256 @@ fn scatter_options(
     accumulation: &str,
     threads: usize,
     updates_window: bool,
-) -> Result<ScatterOptions, Failure> {
-    let reduction: Reduction = reduction.parse().map_err(|e: Error| value(e.to_string()))?;
+) -> Result<ScatterOptions, Raised> {
+    let reduction: Reduction = reduction
+        .parse()
+        .map_err(|e: Error| argument(py, format!("{name}: {e}")))?;
     let out_of_range = match out_of_range {
         "error" => OutOfRange::Error,
         "clamp" => OutOfRange::Clamp,
         "skip" => OutOfRange::Skip,
         s => {
-            return Err(value(format!(
-                "out_of_range: '{s}' is not one of 'error', 'clamp', 'skip'"
-            )));
+            return Err(argument(
+                py,
+                format!("{name}: out_of_range: '{s}' is not one of 'error', 'clamp', 'skip'"),
+            ));
         }
     };
     let accumulation = match accumulation {
         "per_update" => Accumulation::PerUpdate,
         "wide" => Accumulation::Wide,
         s => {
-            return Err(value(format!(
-                "accumulation: '{s}' is not one of 'per_update', 'wide'"
-            )));
+            return Err(argument(
+                py,
+                format!("{name}: accumulation: '{s}' is not one of 'per_update', 'wide'"),
+            ));
         }
     };
     Ok(ScatterOptions::new()
         .axis(axis)
         .reduction(reduction)
         .include_self(include_self)
-        .negative(negative(negative_indices)?)
+        .negative(negative(py, name, negative_indices)?)
         .out_of_range(out_of_range)
         .accumulation(accumulation)
         .updates_window(updates_window)
         .par(Par::threads_exact(threads)))
 }
 
-/// One scatter: `out = data` then the scatter (`in_place` false), or the scatter into `out`,
-/// which is `data` (`in_place` true; `data` is then not read separately).
+/// `torch.from_numpy`, and `tensor_scatter._arrays.torch_result` (which also views bfloat16
+/// bits as a bfloat16 tensor).
+static TORCH_FROM_NUMPY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static TORCH_RESULT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn cached<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    module: &str,
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let f = cell.get_or_try_init(py, || py.import(module)?.getattr(name).map(Bound::unbind))?;
+    Ok(f.bind(py).clone())
+}
+
+/// The new result `o` in the kind of the `data` it was made for.
+fn result<'py>(o: Operand<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let py = o.obj.py();
+    match (o.kind, o.dtype) {
+        (Kind::NumPy, _) => Ok(o.obj),
+        (Kind::Torch, DType::BF16) => {
+            cached(py, &TORCH_RESULT, "tensor_scatter._arrays", "torch_result")?
+                .call1((o.obj, true))
+        }
+        (Kind::Torch, _) => cached(py, &TORCH_FROM_NUMPY, "torch", "from_numpy")?.call1((o.obj,)),
+    }
+}
+
+/// One scatter. Without `out`: a new array of data's kind. With `out` (data's dtype and
+/// shape): the result written there, in place when `out` is `data`. `None`: the Python half
+/// must prepare an argument first.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (op, data, indices, updates, out, in_place, axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads, updates_window))]
-fn scatter(
-    py: Python<'_>,
+#[pyo3(signature = (op, data, indices, updates, out, axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads, updates_window))]
+fn scatter<'py>(
+    py: Python<'py>,
     op: &str,
-    data: Desc,
-    indices: Desc,
-    updates: Desc,
-    out: Desc,
-    in_place: bool,
+    data: &Bound<'py, PyAny>,
+    indices: &Bound<'py, PyAny>,
+    updates: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
     axis: i64,
     reduction: &str,
-    include_self: bool,
+    include_self: &Bound<'py, PyAny>,
     negative_indices: &str,
     out_of_range: &str,
     accumulation: &str,
-    threads: usize,
-    updates_window: bool,
-) -> Option<Failure> {
-    let run = || -> Result<(), Failure> {
-        let op = scatter_op(op)?;
-        let opts = scatter_options(
-            axis,
-            reduction,
-            include_self,
-            negative_indices,
-            out_of_range,
-            accumulation,
-            threads,
-            updates_window,
-        )?;
-        // SAFETY: the Python half holds every array for the call, checked their alignment and
-        // bool bytes, and gives an `out` that overlaps no input (in place, `out` is `data`,
-        // which is then not viewed separately).
-        let (i, u, mut o) = unsafe { (view(&indices)?, view(&updates)?, view_mut(&out)?) };
-        let r = if in_place {
-            scatter_dyn_into(op, &mut o, &i, &u, &opts)
-        } else {
-            // SAFETY: as above.
-            let d = unsafe { view(&data)? };
-            scatter_dyn_out(op, &d, &i, &u, &mut o, &opts)
-        };
-        r.map_err(|e| failure(&e))
+    threads: &Bound<'py, PyAny>,
+    updates_window: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let (op, name) = scatter_op(op)?;
+    let Some(d) = Operand::read(data) else {
+        return Ok(None);
     };
-    py.detach(run).err()
+    let Some(i) = Operand::read(indices).filter(|i| is_index(i.dtype)) else {
+        return Ok(None);
+    };
+    let Some(u) = Operand::read(updates).filter(|u| u.dtype == d.dtype) else {
+        return Ok(None);
+    };
+    let opts = scatter_options(
+        py,
+        name,
+        axis,
+        reduction,
+        include_self.is_truthy()?,
+        negative_indices,
+        out_of_range,
+        accumulation,
+        threads_arg(name, threads)?,
+        updates_window.is_truthy()?,
+    )?;
+    let Some(out) = out else {
+        let o = d.empty(&d.shape)?;
+        // SAFETY: `o` is new, so it overlaps no input; every operand is held for the call.
+        let (dv, iv, uv, mut ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
+        py.detach(move || scatter_dyn_out(op, &dv, &iv, &uv, &mut ov, &opts))
+            .map_err(|e| raise(py, &e))?;
+        return result(o).map(Some);
+    };
+    let Some(o) = Operand::output(out).filter(|o| o.writeable && o.dtype == d.dtype) else {
+        return Ok(None);
+    };
+    if o.same_view(&d) {
+        if o.overlaps(&i) || o.overlaps(&u) {
+            return Ok(None);
+        }
+        // SAFETY: `out` is `data` and overlaps no other input; all are held for the call.
+        let (iv, uv, mut ov) = unsafe { (i.view()?, u.view()?, o.view_mut()?) };
+        py.detach(move || scatter_dyn_into(op, &mut ov, &iv, &uv, &opts))
+            .map_err(|e| raise(py, &e))?;
+    } else {
+        if o.overlaps(&d) || o.overlaps(&i) || o.overlaps(&u) {
+            return Ok(None);
+        }
+        // SAFETY: `out` overlaps no input; all are held for the call.
+        let (dv, iv, uv, mut ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
+        py.detach(move || scatter_dyn_out(op, &dv, &iv, &uv, &mut ov, &opts))
+            .map_err(|e| raise(py, &e))?;
+    }
+    Ok(Some(out.clone()))
 }
 
-/// One gather into `out`; `fill` is a one-element array of data's dtype.
+/// The fill value: zero when unused or the integer 0, else a one-element array of data's
+/// dtype (`None`: the Python half must make one).
+fn fill_arg(
+    d: &Operand<'_>,
+    mode: GatherOutOfRange,
+    fill: &Bound<'_, PyAny>,
+) -> Option<Option<tensor_scatter::DynTensor>> {
+    if mode != GatherOutOfRange::Fill
+        || (fill.is_exact_instance_of::<PyInt>() && fill.extract::<i64>().ok() == Some(0))
+    {
+        return Some(None);
+    }
+    let f = Operand::read(fill)?;
+    if f.dtype != d.dtype || f.shape.iter().product::<usize>() != 1 {
+        return None;
+    }
+    // SAFETY: `f` is held for the call and written by nobody.
+    let v = unsafe { f.view() }.ok()?;
+    Some(Some(v.to_tensor()))
+}
+
+/// One gather. Without `out`: a new array of data's kind. With `out`: the result written
+/// there. `None`: the Python half must prepare an argument first.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (op, data, indices, out, axis, batch_dims, negative_indices, out_of_range, fill, threads))]
-fn gather(
-    py: Python<'_>,
+#[pyo3(signature = (op, data, indices, out, axis, batch_dims, negative_indices, out_of_range, fill_value, threads))]
+fn gather<'py>(
+    py: Python<'py>,
     op: &str,
-    data: Desc,
-    indices: Desc,
-    out: Desc,
+    data: &Bound<'py, PyAny>,
+    indices: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
     axis: i64,
     batch_dims: i64,
     negative_indices: &str,
     out_of_range: &str,
-    fill: Desc,
-    threads: usize,
-) -> Option<Failure> {
-    let run = || -> Result<(), Failure> {
-        let op = gather_op(op)?;
-        let out_of_range = match out_of_range {
-            "error" => GatherOutOfRange::Error,
-            "clamp" => GatherOutOfRange::Clamp,
-            "fill" => GatherOutOfRange::Fill,
-            s => {
-                return Err(value(format!(
-                    "out_of_range: '{s}' is not one of 'error', 'clamp', 'fill'"
-                )));
-            }
-        };
-        // SAFETY: as in `scatter`.
-        let (d, i, f, mut o) =
-            unsafe { (view(&data)?, view(&indices)?, view(&fill)?, view_mut(&out)?) };
-        let fill = f.to_tensor();
-        let opts: DynGatherOptions = GatherOptions::new()
-            .axis(axis)
-            .batch_dims(batch_dims)
-            .negative(negative(negative_indices)?)
-            .out_of_range(out_of_range)
-            .fill_value(Some(fill))
-            .par(Par::threads_exact(threads));
-        gather_dyn_out(op, &d, &i, &mut o, &opts).map_err(|e| failure(&e))
+    fill_value: &Bound<'py, PyAny>,
+    threads: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let (op, name) = gather_op(op)?;
+    let Some(d) = Operand::read(data) else {
+        return Ok(None);
     };
-    py.detach(run).err()
+    let Some(i) = Operand::read(indices).filter(|i| is_index(i.dtype)) else {
+        return Ok(None);
+    };
+    let mode = match out_of_range {
+        "error" => GatherOutOfRange::Error,
+        "clamp" => GatherOutOfRange::Clamp,
+        "fill" => GatherOutOfRange::Fill,
+        s => {
+            return Err(argument(
+                py,
+                format!("{name}: out_of_range: '{s}' is not one of 'error', 'clamp', 'fill'"),
+            ));
+        }
+    };
+    let Some(fill) = fill_arg(&d, mode, fill_value) else {
+        return Ok(None);
+    };
+    let opts: DynGatherOptions = GatherOptions::new()
+        .axis(axis)
+        .batch_dims(batch_dims)
+        .negative(negative(py, name, negative_indices)?)
+        .out_of_range(mode)
+        .fill_value(fill)
+        .par(Par::threads_exact(threads_arg(name, threads)?));
+    let (o, given) = match out {
+        None => {
+            let shape = op
+                .plan(d.dtype, &d.shape, &i.shape, &opts)
+                .map_err(|e| raise(py, &e))?
+                .shape;
+            (d.empty(&shape)?, None)
+        }
+        Some(out) => match Operand::output(out)
+            .filter(|o| o.writeable && !o.overlaps(&d) && !o.overlaps(&i))
+        {
+            Some(o) => (o, Some(out)),
+            None => return Ok(None),
+        },
+    };
+    // SAFETY: `o` overlaps no input (new, or checked); all are held for the call.
+    let (dv, iv, mut ov) = unsafe { (d.view()?, i.view()?, o.view_mut()?) };
+    py.detach(move || gather_dyn_out(op, &dv, &iv, &mut ov, &opts))
+        .map_err(|e| raise(py, &e))?;
+    match given {
+        Some(out) => Ok(Some(out.clone())),
+        None => result(o).map(Some),
+    }
 }
 
-/// The shape a gather of these shapes produces, or why it cannot (`(shape, None)` or
-/// `(None, failure)`).
+/// The shape a gather of these shapes gives (for the Python half, which allocates a JAX
+/// result itself); raises what the gather would.
 #[pyfunction]
 fn gather_shape(
+    py: Python<'_>,
     op: &str,
-    dtype_name: &str,
+    dtype: &str,
     data: Vec<usize>,
     indices: Vec<usize>,
     axis: i64,
     batch_dims: i64,
-) -> (Option<Vec<usize>>, Option<Failure>) {
-    let plan = || -> Result<Vec<usize>, Failure> {
-        let op = gather_op(op)?;
-        let t = dtype(dtype_name)?;
-        let opts = GatherOptions::<()>::new().axis(axis).batch_dims(batch_dims);
-        op.plan(t, &data, &indices, &opts)
-            .map(|p| p.shape)
-            .map_err(|e| failure(&e))
-    };
-    match plan() {
-        Ok(shape) => (Some(shape), None),
-        Err(f) => (None, Some(f)),
-    }
+) -> PyResult<Vec<usize>> {
+    let (op, _) = gather_op(op)?;
+    let t: DType = dtype.parse().map_err(|e: Error| raise(py, &e))?;
+    let opts = GatherOptions::<()>::new().axis(axis).batch_dims(batch_dims);
+    Ok(op
+        .plan(t, &data, &indices, &opts)
+        .map_err(|e| raise(py, &e))?
+        .shape)
 }
 
 /// The number of threads `threads=None` means (the process default).

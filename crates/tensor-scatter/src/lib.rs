@@ -112,6 +112,7 @@ pub use gather::{
 pub use gather::{gather_elements_into, gather_into, gather_nd_into};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 pub use kernels::{try_vec_with_huge_pages, vec_with_huge_pages};
+pub use raw_view::gap_free_span;
 pub use reduce::Accumulation;
 pub use scatter::ScatterOptions;
 pub use scatter::elements::{scatter_elements, scatter_elements_into, scatter_elements_out};

@@ -12,8 +12,20 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::view::{TensorView, TensorViewMut};
 
 /// The element positions `[lo, hi]` a non-empty layout reaches relative to its origin, when
-/// each of them is one of the layout's elements; `None` when the layout leaves gaps.
-fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)> {
+/// each of them is one of the layout's elements; `None` when the layout leaves gaps (or the
+/// ranks differ, or a position overflows). What [`TensorView::from_raw_parts`] accepts, for
+/// a caller (a binding) that decides beforehand whether to copy, or whether two arrays
+/// overlap.
+///
+/// ```
+/// // A reversed, transposed [3, 2] block: positions -5..=0 of its origin, no gaps.
+/// assert_eq!(tensor_scatter::gap_free_span(&[2, 3], &[-1, -2]), Some((-5, 0)));
+/// assert_eq!(tensor_scatter::gap_free_span(&[3], &[2]), None); // every other element
+/// ```
+pub fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)> {
+    if shape.len() != strides.len() {
+        return None;
+    }
     // The dims that move, by stride magnitude: each must step exactly over what the smaller
     // ones cover (1, then n0 * |s0|, ...). Broadcast (stride 0) and length-1 dims add nothing.
     let mut dims: Vec<(usize, usize)> = shape

@@ -20,18 +20,16 @@ from ._arrays import (
     INDEX_DTYPES,
     Arr,
     as_arr,
-    desc,
-    empty,
     gap_free,
+    new_result,
     overlaps,
     readable,
     result,
     same_view,
     scalar,
-    threads_arg,
     writable,
 )
-from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError, raise_failure
+from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError
 
 __version__ = "0.1.0"
 
@@ -88,49 +86,43 @@ def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
     return a.copy() if any(overlaps(a, o) for o in others) else a
 
 
-def _scatter(op, name, data, indices, updates, out, axis, reduction, include_self,
-             negative_indices, out_of_range, accumulation, threads, updates_window=False):
-    d = as_arr(data, "data", name)
-    i = _index_arr(indices, name)
-    u = as_arr(updates, "updates", name)
+def _done(r: Any) -> Any:
+    """The native half's answer for arguments the Python half prepared (never `None` then)."""
+    if r is None:
+        raise RuntimeError("tensor_scatter: prepared arguments were refused (a bug: please report it)")
+    return r
+
+
+# The general path, when the native half cannot take an argument as it is: other array kinds
+# (JAX, lists, tensors DLPack refuses), foreign byte order, misaligned or stepped layouts, an
+# output that overlaps an input or that the native half cannot write in place. Each argument
+# is converted (copied only when needed), the checks the native half leaves to Python are made
+# here, and the native half is called on (array, dtype name) pairs it always accepts.
+
+def _scatter(op, name, data, indices, updates, out, *options):
+    d = readable(as_arr(data, "data", name), "data", name)
+    i = readable(_index_arr(indices, name), "indices", name)
+    u = readable(as_arr(updates, "updates", name), "updates", name)
     if u.dtype != d.dtype:
         raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's dtype {d.dtype}")
-    n = threads_arg(threads, name)
-    options = (axis, reduction, bool(include_self), negative_indices, out_of_range, accumulation, n,
-               bool(updates_window))
-
-    def run(target: np.ndarray, in_place: bool, dr: Arr, ir: Arr, ur: Arr) -> None:
-        raise_failure(_native.scatter(
-            op, desc(dr.array, dr.dtype), desc(ir.array, ir.dtype), desc(ur.array, ur.dtype),
-            desc(target, d.dtype), in_place, *options,
-        ))
-
-    d, i, u = readable(d, "data", name), readable(i, "indices", name), readable(u, "updates", name)
     if out is None:
-        res = empty(d.array.shape, d)
-        run(res, False, d, i, u)
+        res = new_result(d.array.shape, d)
+        _done(_native.scatter(op, d.pair(), i.pair(), u.pair(), (res, d.dtype), *options))
         return result(res, d)
     o = as_arr(out, "out", name)
     writable(o, "out", name)
     if o.dtype != d.dtype:
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
-    if tuple(o.array.shape) != tuple(d.array.shape):
-        raise ArgumentError(
-            f"{name}: out: shape {list(o.array.shape)} does not match; expected data's shape "
-            f"{list(d.array.shape)}"
-        )
     target = o.array
     in_place = same_view(target, d.array)
     # An output the native half cannot write in place (gaps, misaligned, foreign byte order)
     # is written through a contiguous stage, copied back only after success.
     direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
-    stage = target if direct else (np.ascontiguousarray(target) if in_place else np.empty(target.shape, target.dtype))
-    i = i._replace(array=_private(i.array, target))
-    u = u._replace(array=_private(u.array, target))
-    if in_place:
-        run(stage, True, d._replace(array=stage), i, u)
-    else:
-        run(stage, False, d._replace(array=_private(d.array, target)), i, u)
+    stage = target if direct else (target.copy() if in_place else np.empty(target.shape, target.dtype))
+    ip = (_private(i.array, target), i.dtype)
+    up = (_private(u.array, target), u.dtype)
+    dp = (stage, d.dtype) if in_place else (_private(d.array, target), d.dtype)
+    _done(_native.scatter(op, dp, ip, up, (stage, d.dtype), *options))
     if stage is not target:
         target[...] = stage
     return out
@@ -138,35 +130,25 @@ def _scatter(op, name, data, indices, updates, out, axis, reduction, include_sel
 
 def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, out_of_range,
             fill_value, threads):
-    d = as_arr(data, "data", name)
-    i = _index_arr(indices, name)
-    n = threads_arg(threads, name)
-    d, i = readable(d, "data", name), readable(i, "indices", name)
-    shape, failure = _native.gather_shape(op, d.dtype, tuple(d.array.shape), tuple(i.array.shape), axis,
-                                          batch_dims)
-    raise_failure(failure)
-    fill = scalar(fill_value, d, name)
-
-    def run(target: np.ndarray, dr: Arr, ir: Arr) -> None:
-        raise_failure(_native.gather(
-            op, desc(dr.array, dr.dtype), desc(ir.array, ir.dtype), desc(target, d.dtype), axis,
-            batch_dims, negative_indices, out_of_range, desc(fill, d.dtype), n,
-        ))
-
+    d = readable(as_arr(data, "data", name), "data", name)
+    i = readable(_index_arr(indices, name), "indices", name)
+    fill = (scalar(fill_value, d, name), d.dtype) if out_of_range == "fill" else 0
+    options = (axis, batch_dims, negative_indices, out_of_range, fill, threads)
     if out is None:
-        res = empty(shape, d)
-        run(res, d, i)
+        shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, axis, batch_dims)
+        res = new_result(shape, d)
+        _done(_native.gather(op, d.pair(), i.pair(), (res, d.dtype), *options))
         return result(res, d)
     o = as_arr(out, "out", name)
     writable(o, "out", name)
     if o.dtype != d.dtype:
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
-    if list(o.array.shape) != list(shape):
-        raise ArgumentError(f"{name}: out: shape {list(o.array.shape)} does not match; expected {list(shape)}")
     target = o.array
     direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
     stage = target if direct else np.empty(target.shape, target.dtype)
-    run(stage, d._replace(array=_private(d.array, target)), i._replace(array=_private(i.array, target)))
+    dp = (_private(d.array, target), d.dtype)
+    ip = (_private(i.array, target), i.dtype)
+    _done(_native.gather(op, dp, ip, (stage, d.dtype), *options))
     if stage is not target:
         target[...] = stage
     return out
@@ -195,9 +177,10 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     array([[0., 0., 2.],
            [1., 1., 0.]], dtype=float32)
     """
-    return _scatter("elements", "scatter_elements", data, indices, updates, out, axis, reduction,
-                    include_self, negative_indices, out_of_range, accumulation, threads,
-                    updates_window)
+    options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
+               updates_window)
+    r = _native.scatter("elements", data, indices, updates, out, *options)
+    return _scatter("elements", "scatter_elements", data, indices, updates, out, *options) if r is None else r
 
 
 def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self: bool = True,
@@ -215,8 +198,9 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
            [0, 0],
            [6, 8]])
     """
-    return _scatter("nd", "scatter_nd", data, indices, updates, out, 0, reduction, include_self,
-                    negative_indices, out_of_range, accumulation, threads)
+    options = (0, reduction, include_self, negative_indices, out_of_range, accumulation, threads, False)
+    r = _native.scatter("nd", data, indices, updates, out, *options)
+    return _scatter("nd", "scatter_nd", data, indices, updates, out, *options) if r is None else r
 
 
 def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "none",
@@ -233,8 +217,10 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     >>> scatter_update(np.zeros(4), np.array([0, 0, 3]), np.array([1.0, 2.0, 4.0]), reduction="add")
     array([3., 0., 0., 4.])
     """
-    return _scatter("update", "scatter_update", data, indices, updates, out, axis, reduction,
-                    include_self, negative_indices, out_of_range, accumulation, threads)
+    options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
+               False)
+    r = _native.scatter("update", data, indices, updates, out, *options)
+    return _scatter("update", "scatter_update", data, indices, updates, out, *options) if r is None else r
 
 
 def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indices: str = "wrap",
@@ -250,8 +236,12 @@ def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indice
            [ 0,  1],
            [-1, -1]])
     """
-    return _gather("gather", "gather", data, indices, out, axis, batch_dims, negative_indices,
-                   out_of_range, fill_value, threads)
+    r = _native.gather("gather", data, indices, out, axis, batch_dims, negative_indices, out_of_range, fill_value,
+                       threads)
+    if r is None:
+        r = _gather("gather", "gather", data, indices, out, axis, batch_dims, negative_indices, out_of_range,
+                    fill_value, threads)
+    return r
 
 
 def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wrap",
@@ -265,8 +255,12 @@ def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wr
     array([[2, 1],
            [3, 3]])
     """
-    return _gather("elements", "gather_elements", data, indices, out, axis, 0, negative_indices,
-                   out_of_range, fill_value, threads)
+    r = _native.gather("elements", data, indices, out, axis, 0, negative_indices, out_of_range, fill_value,
+                       threads)
+    if r is None:
+        r = _gather("elements", "gather_elements", data, indices, out, axis, 0, negative_indices, out_of_range,
+                    fill_value, threads)
+    return r
 
 
 def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wrap",
@@ -278,5 +272,9 @@ def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wr
     >>> gather_nd(np.arange(6).reshape(3, 2), np.array([[2, 1], [0, 0]]))
     array([5, 0])
     """
-    return _gather("nd", "gather_nd", data, indices, out, 0, batch_dims, negative_indices,
-                   out_of_range, fill_value, threads)
+    r = _native.gather("nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range, fill_value,
+                       threads)
+    if r is None:
+        r = _gather("nd", "gather_nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range,
+                    fill_value, threads)
+    return r

@@ -20,16 +20,3 @@ class ArgumentError(Error, ValueError):
 
 class OutOfMemoryError(Error, MemoryError):
     """An output or a copy that cannot be allocated."""
-
-
-def raise_failure(failure) -> None:
-    """Raises the native half's `(kind, message)` failure, if any."""
-    if failure is None:
-        return
-    kind, message = failure
-    cls = {
-        "index": OutOfRangeError,
-        "type": DTypeError,
-        "memory": OutOfMemoryError,
-    }.get(kind, ArgumentError)
-    raise cls(message)

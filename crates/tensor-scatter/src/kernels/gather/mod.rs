@@ -258,6 +258,26 @@ super::simd::multiversion! {
     ) -> () {
         let k = g.comps.len();
         let row_bytes = g.slice * std::mem::size_of::<U>();
+        if k == 1 && g.lead_n == 1 && g.slice == 1 && !job.data.is_empty() {
+            // One cell per index, no leading dims (`np.take` of a 1-D array): row r reads
+            // index r; each block's offsets are resolved, then copied branch-free (an empty
+            // table, where every cell is filled, takes the general loop: no cell to read).
+            let c = g.comps[0];
+            let mut offs = [NONE; ELEM_BLOCK];
+            let mut r = r0;
+            while r < r1 {
+                let e = (r + ELEM_BLOCK).min(r1);
+                for (o, x) in offs.iter_mut().zip(&job.idx[r..e]) {
+                    *o = resolve(x.to_i64_sat(), c.size).map_or(NONE, |p| p * c.stride);
+                }
+                // SAFETY: cells [r, e) are in [r0, r1), this task's alone, inside `dest`;
+                // an offset `p * stride` has `p < size` accepted by the index pass, so it
+                // is inside `data` (base 0: there are no leading dims).
+                unsafe { gather_cells(job.data, &offs[..e - r], dest, r, 0, job.fill) };
+                r = e;
+            }
+            return;
+        }
         if k == 1 && g.lead_n == 1 && g.slice >= crate::exec::tuning::line_cells::<U>() {
             // One axis, no leading dims, rows of at least a cache line (an embedding lookup):
             // row r reads index r, so a tight loop without the cursor and ring keeps more

@@ -1,0 +1,388 @@
+//! Arguments as the native half reads them, where they lie: NumPy arrays through the NumPy C
+//! API, CPU tensors of PyTorch as NumPy arrays over their memory (through DLPack for
+//! bfloat16), and the Python half's `(ndarray, dtype name)`
+//! pairs (an array it prepared, whose bits are of the named dtype: torch's bfloat16 seen as
+//! int16). Anything else, or anything the library cannot borrow as it is (foreign byte order,
+//! misaligned, a stepped layout, bool bytes other than 0 and 1), is `None`: the Python half
+//! then converts it and calls again.
+
+use std::ffi::{c_int, c_void};
+
+use numpy::npyffi::{self, NPY_ARRAY_ALIGNED, NPY_ARRAY_WRITEABLE, PY_ARRAY_API};
+use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyCapsule, PyCapsuleMethods, PyTuple, PyType};
+use tensor_scatter::{DType, DynView, DynViewMut, gap_free_span};
+
+use crate::errors::{Raised, raise};
+
+/// Where an operand came from, which decides the kind of a result built from it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    NumPy,
+    Torch,
+}
+
+/// One argument, borrowed: the caller holds `obj` (and `_capsule`) for the call.
+pub struct Operand<'py> {
+    pub obj: Bound<'py, PyAny>,
+    /// The NumPy array when the operand is one (its descr makes results of the same dtype).
+    pub array: Option<Bound<'py, PyUntypedArray>>,
+    _capsule: Option<Bound<'py, PyCapsule>>,
+    pub kind: Kind,
+    pub dtype: DType,
+    /// Element `[0, ..., 0]`.
+    pub origin: *mut u8,
+    pub shape: Vec<usize>,
+    /// Strides in elements.
+    pub strides: Vec<isize>,
+    pub writeable: bool,
+}
+
+/// The ml_dtypes bfloat16 scalar type, once a process has imported ml_dtypes.
+static BFLOAT16: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+/// `torch.Tensor`, once a process has imported torch.
+static TORCH_TENSOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A type from a module the process has already imported (never imports it).
+fn imported_type(py: Python<'_>, module: &str, name: &str) -> Option<Py<PyType>> {
+    let modules = py.import("sys").ok()?.getattr("modules").ok()?;
+    let m = modules.get_item(module).ok()?;
+    m.getattr(name)
+        .ok()?
+        .cast_into::<PyType>()
+        .ok()
+        .map(Bound::unbind)
+}
+
+fn is_torch_tensor(obj: &Bound<'_, PyAny>) -> bool {
+    let py = obj.py();
+    let t = match TORCH_TENSOR.get(py) {
+        Some(t) => t,
+        None => match imported_type(py, "torch", "Tensor") {
+            Some(t) => TORCH_TENSOR.get_or_init(py, || t),
+            None => return false,
+        },
+    };
+    obj.is_instance(t.bind(py)).unwrap_or(false)
+}
+
+fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Option<DType> {
+    let size = descr.itemsize();
+    Some(match (descr.kind(), size) {
+        (b'b', 1) => DType::Bool,
+        (b'i', 1) => DType::I8,
+        (b'i', 2) => DType::I16,
+        (b'i', 4) => DType::I32,
+        (b'i', 8) => DType::I64,
+        (b'u', 1) => DType::U8,
+        (b'u', 2) => DType::U16,
+        (b'u', 4) => DType::U32,
+        (b'u', 8) => DType::U64,
+        (b'f', 2) => DType::F16,
+        (b'f', 4) => DType::F32,
+        (b'f', 8) => DType::F64,
+        (_, 2) => {
+            let py = descr.py();
+            let t = match BFLOAT16.get(py) {
+                Some(t) => t,
+                None => BFLOAT16.get_or_init(py, || {
+                    imported_type(py, "ml_dtypes", "bfloat16").unwrap_or_else(|| {
+                        // No ml_dtypes: a type no descr has, so nothing matches.
+                        py.get_type::<PyTuple>().unbind()
+                    })
+                }),
+            };
+            if descr.typeobj().is(t.bind(py)) {
+                DType::BF16
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Whether the library can borrow the layout as one slice (every position between the lowest
+/// and the highest element is an element).
+fn gap_free(shape: &[usize], strides: &[isize]) -> bool {
+    shape.contains(&0) || gap_free_span(shape, strides).is_some()
+}
+
+impl<'py> Operand<'py> {
+    /// An input borrowed where it lies, or `None` when the Python half must convert it first.
+    pub fn read(obj: &Bound<'py, PyAny>) -> Option<Self> {
+        Self::output(obj).filter(Operand::bool_bytes_valid)
+    }
+
+    /// An output, as [`Operand::read`] but without reading its elements (whatever bytes a
+    /// new bool array holds are overwritten).
+    pub fn output(obj: &Bound<'py, PyAny>) -> Option<Self> {
+        let op = if let Ok(a) = obj.cast::<PyUntypedArray>() {
+            Self::numpy(obj, a, None)?
+        } else if let Ok(t) = obj.cast::<PyTuple>() {
+            // The Python half's (array, dtype name).
+            let a = t.get_item(0).ok()?;
+            let name: String = t.get_item(1).ok()?.extract().ok()?;
+            let dtype: DType = name.parse().ok()?;
+            let arr = a.cast::<PyUntypedArray>().ok()?.clone();
+            Self::numpy(&a, &arr, Some(dtype))?
+        } else if is_torch_tensor(obj) {
+            Self::torch(obj)?
+        } else {
+            return None;
+        };
+        Some(op)
+    }
+
+    fn numpy(
+        obj: &Bound<'py, PyAny>,
+        a: &Bound<'py, PyUntypedArray>,
+        dtype: Option<DType>,
+    ) -> Option<Self> {
+        let descr = a.dtype();
+        if descr.is_native_byteorder() == Some(false) {
+            return None;
+        }
+        let item = descr.itemsize();
+        let dtype = match dtype {
+            Some(t) if t.size_of() == item => t,
+            Some(_) => return None,
+            None => dtype_of(&descr)?,
+        };
+        // SAFETY: `a` is a live NumPy array; its fields are read under the GIL.
+        let (origin, flags) = unsafe {
+            let f = &*npyffi::_PyArray_GET_ITEM_DATA(a.as_array_ptr());
+            (f.data as *mut u8, f.flags)
+        };
+        if flags & NPY_ARRAY_ALIGNED == 0 {
+            return None;
+        }
+        let shape = a.shape().to_vec();
+        let mut strides = Vec::with_capacity(shape.len());
+        for &s in a.strides() {
+            if s % item as isize != 0 {
+                return None;
+            }
+            strides.push(s / item as isize);
+        }
+        if !gap_free(&shape, &strides) {
+            return None;
+        }
+        Some(Operand {
+            obj: obj.clone(),
+            array: Some(a.clone()),
+            _capsule: None,
+            kind: Kind::NumPy,
+            dtype,
+            origin,
+            shape,
+            strides,
+            writeable: flags & NPY_ARRAY_WRITEABLE != 0,
+        })
+    }
+
+    /// A CPU tensor through `Tensor.numpy()` (its memory, as a NumPy array: about 1 us,
+    /// where `__dlpack__` costs 3), or through DLPack for the dtypes NumPy lacks (bfloat16).
+    fn torch(obj: &Bound<'py, PyAny>) -> Option<Self> {
+        if let Ok(a) = obj.call_method0("numpy")
+            && let Ok(arr) = a.cast::<PyUntypedArray>()
+        {
+            let mut o = Self::numpy(&a, arr, None)?;
+            o.kind = Kind::Torch;
+            return Some(o);
+        }
+        Self::dlpack(obj)
+    }
+
+    /// A CPU tensor through its `__dlpack__` capsule (unconsumed: dropping it releases the
+    /// producer's export). A tensor DLPack refuses (one that requires grad, a conjugate or
+    /// negative view) or one on another device is `None`.
+    fn dlpack(obj: &Bound<'py, PyAny>) -> Option<Self> {
+        let capsule = obj
+            .call_method0("__dlpack__")
+            .ok()?
+            .cast_into::<PyCapsule>()
+            .ok()?;
+        let ptr = capsule.pointer_checked(Some(c"dltensor")).ok()?;
+        // SAFETY: a "dltensor" capsule holds a DLManagedTensor, which lives (with the shape
+        // and strides it points to) until the capsule is released.
+        let t = unsafe { &*(ptr.as_ptr() as *const DLTensor) };
+        if t.device_type != DL_CPU || t.lanes != 1 || t.ndim < 0 {
+            return None;
+        }
+        let dtype = match (t.code, t.bits) {
+            (DL_BOOL, 8) | (DL_UINT, 1) => DType::Bool,
+            (DL_INT, 8) => DType::I8,
+            (DL_INT, 16) => DType::I16,
+            (DL_INT, 32) => DType::I32,
+            (DL_INT, 64) => DType::I64,
+            (DL_UINT, 8) => DType::U8,
+            (DL_UINT, 16) => DType::U16,
+            (DL_UINT, 32) => DType::U32,
+            (DL_UINT, 64) => DType::U64,
+            (DL_FLOAT, 16) => DType::F16,
+            (DL_FLOAT, 32) => DType::F32,
+            (DL_FLOAT, 64) => DType::F64,
+            (DL_BFLOAT, 16) => DType::BF16,
+            _ => return None,
+        };
+        let n = t.ndim as usize;
+        // SAFETY: `shape` (and `strides` when not null) hold `ndim` values.
+        let shape: Vec<usize> = unsafe { std::slice::from_raw_parts(t.shape, n) }
+            .iter()
+            .map(|&d| usize::try_from(d).ok())
+            .collect::<Option<_>>()?;
+        let strides: Vec<isize> = if t.strides.is_null() {
+            let mut s = vec![0isize; n];
+            let mut acc = 1isize;
+            for d in (0..n).rev() {
+                s[d] = acc;
+                acc = acc.checked_mul(shape[d] as isize)?;
+            }
+            s
+        } else {
+            // SAFETY: as above.
+            unsafe { std::slice::from_raw_parts(t.strides, n) }
+                .iter()
+                .map(|&s| isize::try_from(s).ok())
+                .collect::<Option<_>>()?
+        };
+        let origin = (t.data as *mut u8).wrapping_add(t.byte_offset as usize);
+        if !(origin as usize).is_multiple_of(dtype.size_of()) || !gap_free(&shape, &strides) {
+            return None;
+        }
+        Some(Operand {
+            obj: obj.clone(),
+            array: None,
+            _capsule: Some(capsule),
+            kind: Kind::Torch,
+            dtype,
+            origin,
+            shape,
+            strides,
+            writeable: true,
+        })
+    }
+
+    /// The bytes from the lowest to one past the highest element (empty for no elements).
+    pub fn span(&self) -> (usize, usize) {
+        if self.shape.contains(&0) {
+            return (0, 0);
+        }
+        // Operands are gap-free (checked when read), so the span exists.
+        let (lo, hi) = gap_free_span(&self.shape, &self.strides).unwrap_or((0, 0));
+        let size = self.dtype.size_of() as isize;
+        let o = self.origin as isize;
+        ((o + lo * size) as usize, (o + (hi + 1) * size) as usize)
+    }
+
+    /// Whether the memory of `self` and `other` may overlap (their spans intersect).
+    pub fn overlaps(&self, other: &Operand<'_>) -> bool {
+        let (a, b) = (self.span(), other.span());
+        a.0 < a.1 && b.0 < b.1 && a.0 < b.1 && b.0 < a.1
+    }
+
+    /// Whether `self` and `other` are the same elements in the same layout.
+    pub fn same_view(&self, other: &Operand<'_>) -> bool {
+        self.origin == other.origin
+            && self.dtype == other.dtype
+            && self.shape == other.shape
+            && self.strides == other.strides
+    }
+
+    fn bool_bytes_valid(&self) -> bool {
+        if self.dtype != DType::Bool {
+            return true;
+        }
+        let (lo, hi) = self.span();
+        // SAFETY: the operand is gap-free, so its span is exactly its elements' bytes, alive
+        // while `obj` is held.
+        let bytes = unsafe { std::slice::from_raw_parts(lo as *const u8, hi - lo) };
+        bytes.iter().all(|&b| b <= 1)
+    }
+
+    /// The library's read-only view.
+    ///
+    /// # Safety
+    /// Nothing writes the operand's elements while the view lives (the caller holds `self`).
+    pub unsafe fn view<'a>(&self) -> Result<DynView<'a>, Raised> {
+        // SAFETY: aligned (checked), gap-free, bool bytes checked, alive while `self` is held;
+        // unwritten by the caller's contract.
+        unsafe { DynView::from_raw_parts(self.dtype, self.origin, &self.shape, &self.strides) }
+            .map_err(|e| raise(self.obj.py(), &e))
+    }
+
+    /// The library's writable view.
+    ///
+    /// # Safety
+    /// As [`Operand::view`], and nothing else reads the elements while the view lives.
+    pub unsafe fn view_mut<'a>(&self) -> Result<DynViewMut<'a>, Raised> {
+        // SAFETY: as `view`, exclusive by the caller's contract.
+        unsafe { DynViewMut::from_raw_parts(self.dtype, self.origin, &self.shape, &self.strides) }
+            .map_err(|e| raise(self.obj.py(), &e))
+    }
+
+    /// A new C-order array for a result of this operand's dtype and `shape`: a NumPy array of
+    /// the same descr (int16 bits for a bfloat16 tensor), returned with its operand.
+    pub fn empty(&self, shape: &[usize]) -> PyResult<Operand<'py>> {
+        let py = self.obj.py();
+        let descr = match &self.array {
+            Some(a) => a.dtype(),
+            None => numpy_descr(py, self.dtype)?,
+        };
+        let mut dims: Vec<npyffi::npy_intp> =
+            shape.iter().map(|&d| d as npyffi::npy_intp).collect();
+        // SAFETY: PyArray_NewFromDescr steals the descr reference it is given; the dims are
+        // `shape.len()` values; null strides and data ask for a new C-order buffer.
+        let obj = unsafe {
+            let p = PY_ARRAY_API.PyArray_NewFromDescr(
+                py,
+                npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type),
+                descr.into_dtype_ptr(),
+                dims.len() as c_int,
+                dims.as_mut_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut::<c_void>(),
+                0,
+                std::ptr::null_mut(),
+            );
+            Bound::from_owned_ptr_or_err(py, p)?
+        };
+        let a = obj.cast::<PyUntypedArray>()?.clone();
+        let mut o = Operand::numpy(&obj, &a, Some(self.dtype))
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("new array unreadable"))?;
+        o.kind = self.kind;
+        Ok(o)
+    }
+}
+
+/// The NumPy dtype for a result of library dtype `t` (int16 bits for bfloat16, which NumPy
+/// has only through ml_dtypes).
+fn numpy_descr(py: Python<'_>, t: DType) -> PyResult<Bound<'_, PyArrayDescr>> {
+    let name = if t == DType::BF16 { "int16" } else { t.name() };
+    PyArrayDescr::new(py, name)
+}
+
+const DL_CPU: i32 = 1;
+const DL_INT: u8 = 0;
+const DL_UINT: u8 = 1;
+const DL_FLOAT: u8 = 2;
+const DL_BFLOAT: u8 = 4;
+const DL_BOOL: u8 = 6;
+
+/// The head of DLPack's `DLTensor` (a `DLManagedTensor` starts with one).
+#[repr(C)]
+struct DLTensor {
+    data: *mut c_void,
+    device_type: i32,
+    device_id: i32,
+    ndim: i32,
+    code: u8,
+    bits: u8,
+    lanes: u16,
+    shape: *const i64,
+    strides: *const i64,
+    byte_offset: u64,
+}
