@@ -186,6 +186,20 @@ pub trait Element: private::Sealed + Copy + Default + Send + Sync + fmt::Debug +
     fn reduce_min(self, u: Self) -> Self;
     /// IEEE 754-2019 `maximum`: NaN if either is NaN, `+0 > -0` (OR for bool).
     fn reduce_max(self, u: Self) -> Self;
+    /// [`reduce_min`](Element::reduce_min) as the kernels fold it: the same bits, for f32 and
+    /// f64 without data-dependent branches (random values mispredict `reduce_min`'s).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fold_min(self, u: Self) -> Self {
+        self.reduce_min(u)
+    }
+    /// [`reduce_max`](Element::reduce_max) as the kernels fold it (see
+    /// [`fold_min`](Element::fold_min)).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fold_max(self, u: Self) -> Self {
+        self.reduce_max(u)
+    }
     /// `sum / count`: floor division for integers, division in the type (f32 for f16/bf16)
     /// for floats. `count` is at least 1. Unused for bool.
     fn reduce_mean(sum: Self, count: u64) -> Self;
@@ -400,6 +414,30 @@ macro_rules! float_element {
                     |x: $t| x.is_nan(),
                     |x: $t| x.is_sign_negative(),
                 )
+            }
+            #[inline(always)]
+            fn fold_min(self, u: $t) -> $t {
+                // Float compares and selects only (`minss` and blends, no branch, a short
+                // chain after the cell's load): the smaller, or u when unordered (a NaN of
+                // u); equal values give the OR of their bits (-0 for ±0); a NaN of self wins.
+                let m = if self < u { self } else { u };
+                let m = if self == u {
+                    <$t>::from_bits(self.to_bits() | u.to_bits())
+                } else {
+                    m
+                };
+                if self.is_nan() { self } else { m }
+            }
+            #[inline(always)]
+            fn fold_max(self, u: $t) -> $t {
+                // As `fold_min`, mirrored: equal values give the AND of their bits (+0).
+                let m = if self > u { self } else { u };
+                let m = if self == u {
+                    <$t>::from_bits(self.to_bits() & u.to_bits())
+                } else {
+                    m
+                };
+                if self.is_nan() { self } else { m }
             }
             fn reduce_mean(sum: $t, count: u64) -> $t {
                 canon!($t, sum / (count as $t))

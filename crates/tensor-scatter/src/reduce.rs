@@ -112,5 +112,5 @@ impl<T: Element> Combiner<T> for Assign {
 combiner!(AddC, reduce_add);
 combiner!(SubC, reduce_sub);
 combiner!(MulC, reduce_mul);
-combiner!(MinC, reduce_min);
-combiner!(MaxC, reduce_max);
+combiner!(MinC, fold_min);
+combiner!(MaxC, fold_max);

@@ -1,2 +1,3 @@
+mod fold;
 mod gather_prop;
 mod prop;
