@@ -1,10 +1,9 @@
 //! Arguments as the native half reads them, where they lie: NumPy arrays through the NumPy C
 //! API, CPU tensors of PyTorch as NumPy arrays over their memory (through DLPack for
-//! bfloat16), and the Python half's `(ndarray, dtype name)`
-//! pairs (an array it prepared, whose bits are of the named dtype: torch's bfloat16 seen as
-//! int16). Anything else, or anything the library cannot borrow as it is (foreign byte order,
-//! misaligned, a stepped layout, bool bytes other than 0 and 1), is `None`: the Python half
-//! then converts it and calls again.
+//! bfloat16), and the arrays the Python half prepared ([`Prepared`]). Anything else, or
+//! anything the library cannot borrow as it is (foreign byte order, misaligned, a stepped
+//! layout, bool bytes other than 0 and 1), is `None`: the Python half then converts it and
+//! calls again.
 
 use std::ffi::{c_int, c_void};
 
@@ -38,6 +37,28 @@ pub struct Operand<'py> {
     /// Strides in elements.
     pub strides: Vec<isize>,
     pub writeable: bool,
+}
+
+/// An array the Python half prepared, with the dtype of its bits (a torch bfloat16 tensor's
+/// int16 view is bfloat16): what its general path hands back, always accepted.
+#[pyclass(frozen, module = "tensor_scatter._native")]
+pub struct Prepared {
+    array: Py<PyUntypedArray>,
+    dtype: DType,
+}
+
+#[pymethods]
+impl Prepared {
+    #[new]
+    fn new(array: Bound<'_, PyUntypedArray>, dtype: &str) -> PyResult<Self> {
+        let dtype = dtype.parse().map_err(|e: tensor_scatter::Error| {
+            pyo3::exceptions::PyValueError::new_err(e.to_string())
+        })?;
+        Ok(Prepared {
+            array: array.unbind(),
+            dtype,
+        })
+    }
 }
 
 /// The ml_dtypes bfloat16 scalar type, once a process has imported ml_dtypes.
@@ -121,13 +142,10 @@ impl<'py> Operand<'py> {
     pub fn output(obj: &Bound<'py, PyAny>) -> Option<Self> {
         let op = if let Ok(a) = obj.cast::<PyUntypedArray>() {
             Self::numpy(obj, a, None)?
-        } else if let Ok(t) = obj.cast::<PyTuple>() {
-            // The Python half's (array, dtype name).
-            let a = t.get_item(0).ok()?;
-            let name: String = t.get_item(1).ok()?.extract().ok()?;
-            let dtype: DType = name.parse().ok()?;
-            let arr = a.cast::<PyUntypedArray>().ok()?.clone();
-            Self::numpy(&a, &arr, Some(dtype))?
+        } else if let Ok(p) = obj.cast::<Prepared>() {
+            let p = p.get();
+            let a = p.array.bind(obj.py());
+            Self::numpy(a.as_any(), a, Some(p.dtype))?
         } else if is_torch_tensor(obj) {
             Self::torch(obj)?
         } else {

@@ -104,6 +104,9 @@ def test_errors_have_python_classes_and_leave_out_untouched():
     with pytest.raises(IndexError):
         ts.gather_nd(data, np.array([[1, -4]]), out=out[:1, 0])
     assert (out == 7).all()
+    # A tuple is an array-like, never the general path's prepared argument.
+    with pytest.raises((ValueError, TypeError)):
+        ts.gather((np.zeros(2, np.int16), "bfloat16"), np.array([0]))
 
 
 def test_every_dtype_round_trips_including_bfloat16():

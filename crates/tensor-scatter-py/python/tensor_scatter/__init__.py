@@ -94,10 +94,11 @@ def _done(r: Any) -> Any:
 
 
 # The general path, when the native half cannot take an argument as it is: other array kinds
-# (JAX, lists, tensors DLPack refuses), foreign byte order, misaligned or stepped layouts, an
-# output that overlaps an input or that the native half cannot write in place. Each argument
-# is converted (copied only when needed), the checks the native half leaves to Python are made
-# here, and the native half is called on (array, dtype name) pairs it always accepts.
+# (JAX, lists, tensors torch will not export), foreign byte order, misaligned or stepped
+# layouts, an output that overlaps an input or that the native half cannot write in place.
+# Each argument is converted (copied only when needed), the checks the native half leaves to
+# Python are made here, and the native half is called on `_native.Prepared` arrays (an array
+# and the dtype of its bits), which it always accepts.
 
 def _scatter(op, name, data, indices, updates, out, *options):
     d = readable(as_arr(data, "data", name), "data", name)
@@ -107,7 +108,7 @@ def _scatter(op, name, data, indices, updates, out, *options):
         raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's dtype {d.dtype}")
     if out is None:
         res = new_result(d.array.shape, d)
-        _done(_native.scatter(op, d.pair(), i.pair(), u.pair(), (res, d.dtype), *options))
+        _done(_native.scatter(op, d.prepared(), i.prepared(), u.prepared(), d.prepared(res), *options))
         return result(res, d)
     o = as_arr(out, "out", name)
     writable(o, "out", name)
@@ -119,10 +120,10 @@ def _scatter(op, name, data, indices, updates, out, *options):
     # is written through a contiguous stage, copied back only after success.
     direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
     stage = target if direct else (target.copy() if in_place else np.empty(target.shape, target.dtype))
-    ip = (_private(i.array, target), i.dtype)
-    up = (_private(u.array, target), u.dtype)
-    dp = (stage, d.dtype) if in_place else (_private(d.array, target), d.dtype)
-    _done(_native.scatter(op, dp, ip, up, (stage, d.dtype), *options))
+    ip = i.prepared(_private(i.array, target))
+    up = u.prepared(_private(u.array, target))
+    dp = d.prepared(stage if in_place else _private(d.array, target))
+    _done(_native.scatter(op, dp, ip, up, d.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
     return out
@@ -132,12 +133,12 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
             fill_value, threads):
     d = readable(as_arr(data, "data", name), "data", name)
     i = readable(_index_arr(indices, name), "indices", name)
-    fill = (scalar(fill_value, d, name), d.dtype) if out_of_range == "fill" else 0
+    fill = d.prepared(scalar(fill_value, d, name)) if out_of_range == "fill" else 0
     options = (axis, batch_dims, negative_indices, out_of_range, fill, threads)
     if out is None:
         shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, axis, batch_dims)
         res = new_result(shape, d)
-        _done(_native.gather(op, d.pair(), i.pair(), (res, d.dtype), *options))
+        _done(_native.gather(op, d.prepared(), i.prepared(), d.prepared(res), *options))
         return result(res, d)
     o = as_arr(out, "out", name)
     writable(o, "out", name)
@@ -146,9 +147,9 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
     target = o.array
     direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
     stage = target if direct else np.empty(target.shape, target.dtype)
-    dp = (_private(d.array, target), d.dtype)
-    ip = (_private(i.array, target), i.dtype)
-    _done(_native.gather(op, dp, ip, (stage, d.dtype), *options))
+    dp = d.prepared(_private(d.array, target))
+    ip = i.prepared(_private(i.array, target))
+    _done(_native.gather(op, dp, ip, d.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
     return out

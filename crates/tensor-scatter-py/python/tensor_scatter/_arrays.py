@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
+from . import _native
 from ._errors import DTypeError, ArgumentError
 
 # NumPy dtype names the library knows (bfloat16 is ml_dtypes' name for its NumPy dtype).
@@ -41,9 +42,10 @@ class Arr(NamedTuple):
     dtype: str  # the library's dtype name
     kind: str  # "numpy", "torch" or "jax"
 
-    def pair(self) -> tuple:
-        """What the native half reads: the array and the dtype of its bits."""
-        return (self.array, self.dtype)
+    def prepared(self, array: Optional[np.ndarray] = None) -> Any:
+        """What the native half always accepts: `array` (else this argument's) with the dtype
+        of its bits."""
+        return _native.Prepared(self.array if array is None else array, self.dtype)
 
 
 def _torch():
