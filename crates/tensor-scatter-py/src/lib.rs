@@ -46,20 +46,6 @@ fn gather_op(s: &str) -> PyResult<(GatherOp, &'static str)> {
     })
 }
 
-fn is_index(t: DType) -> bool {
-    matches!(
-        t,
-        DType::I64
-            | DType::I32
-            | DType::I16
-            | DType::I8
-            | DType::U64
-            | DType::U32
-            | DType::U16
-            | DType::U8
-    )
-}
-
 /// `threads=`: `None` (the process default, 0) or a count >= 0.
 fn threads_arg(name: &str, t: &Bound<'_, PyAny>) -> Result<usize, Raised> {
     if t.is_none() {
@@ -191,7 +177,7 @@ fn scatter<'py>(
     let Some(d) = Operand::read(data) else {
         return Ok(None);
     };
-    let Some(i) = Operand::read(indices).filter(|i| is_index(i.dtype)) else {
+    let Some(i) = Operand::read(indices).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
     let Some(u) = Operand::read(updates).filter(|u| u.dtype == d.dtype) else {
@@ -283,7 +269,7 @@ fn gather<'py>(
     let Some(d) = Operand::read(data) else {
         return Ok(None);
     };
-    let Some(i) = Operand::read(indices).filter(|i| is_index(i.dtype)) else {
+    let Some(i) = Operand::read(indices).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
     let mode = match out_of_range {
@@ -332,8 +318,8 @@ fn gather<'py>(
     }
 }
 
-/// The shape a gather of these shapes gives (for the Python half, which allocates a JAX
-/// result itself); raises what the gather would.
+/// The shape a gather of these shapes gives (for the Python half's general path, which
+/// allocates results itself); raises what the gather would.
 #[pyfunction]
 fn gather_shape(
     py: Python<'_>,

@@ -11,7 +11,7 @@ use numpy::npyffi::{self, NPY_ARRAY_ALIGNED, NPY_ARRAY_WRITEABLE, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyCapsule, PyCapsuleMethods, PyTuple, PyType};
+use pyo3::types::{PyCapsule, PyCapsuleMethods, PyType};
 use tensor_scatter::{DType, DynView, DynViewMut, gap_free_span};
 
 use crate::errors::{Raised, raise};
@@ -36,6 +36,8 @@ pub struct Operand<'py> {
     pub shape: Vec<usize>,
     /// Strides in elements.
     pub strides: Vec<isize>,
+    /// The bytes from the lowest to one past the highest element.
+    span: (usize, usize),
     pub writeable: bool,
 }
 
@@ -66,27 +68,27 @@ static BFLOAT16: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// `torch.Tensor`, once a process has imported torch.
 static TORCH_TENSOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// A type from a module the process has already imported (never imports it).
-fn imported_type(py: Python<'_>, module: &str, name: &str) -> Option<Py<PyType>> {
+/// `module.name`, cached in `cell` once the process has imported `module` (never imports it:
+/// an object of that type cannot exist before).
+fn imported_type<'a>(
+    py: Python<'_>,
+    cell: &'a PyOnceLock<Py<PyType>>,
+    module: &str,
+    name: &str,
+) -> Option<&'a Py<PyType>> {
+    if let Some(t) = cell.get(py) {
+        return Some(t);
+    }
     let modules = py.import("sys").ok()?.getattr("modules").ok()?;
-    let m = modules.get_item(module).ok()?;
-    m.getattr(name)
-        .ok()?
-        .cast_into::<PyType>()
-        .ok()
-        .map(Bound::unbind)
+    let t = modules.get_item(module).ok()?.getattr(name).ok()?;
+    let t = t.cast_into::<PyType>().ok()?.unbind();
+    Some(cell.get_or_init(py, || t))
 }
 
 fn is_torch_tensor(obj: &Bound<'_, PyAny>) -> bool {
     let py = obj.py();
-    let t = match TORCH_TENSOR.get(py) {
-        Some(t) => t,
-        None => match imported_type(py, "torch", "Tensor") {
-            Some(t) => TORCH_TENSOR.get_or_init(py, || t),
-            None => return false,
-        },
-    };
-    obj.is_instance(t.bind(py)).unwrap_or(false)
+    imported_type(py, &TORCH_TENSOR, "torch", "Tensor")
+        .is_some_and(|t| obj.is_instance(t.bind(py)).unwrap_or(false))
 }
 
 fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Option<DType> {
@@ -106,29 +108,31 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Option<DType> {
         (b'f', 8) => DType::F64,
         (_, 2) => {
             let py = descr.py();
-            let t = match BFLOAT16.get(py) {
-                Some(t) => t,
-                None => BFLOAT16.get_or_init(py, || {
-                    imported_type(py, "ml_dtypes", "bfloat16").unwrap_or_else(|| {
-                        // No ml_dtypes: a type no descr has, so nothing matches.
-                        py.get_type::<PyTuple>().unbind()
-                    })
-                }),
-            };
-            if descr.typeobj().is(t.bind(py)) {
-                DType::BF16
-            } else {
+            let t = imported_type(py, &BFLOAT16, "ml_dtypes", "bfloat16")?;
+            if !descr.typeobj().is(t.bind(py)) {
                 return None;
             }
+            DType::BF16
         }
         _ => return None,
     })
 }
 
-/// Whether the library can borrow the layout as one slice (every position between the lowest
-/// and the highest element is an element).
-fn gap_free(shape: &[usize], strides: &[isize]) -> bool {
-    shape.contains(&0) || gap_free_span(shape, strides).is_some()
+/// The bytes from the lowest to one past the highest element (`(0, 0)` for no elements), or
+/// `None` when the layout leaves gaps (the library borrows a view as one slice).
+fn byte_span(
+    origin: *mut u8,
+    dtype: DType,
+    shape: &[usize],
+    strides: &[isize],
+) -> Option<(usize, usize)> {
+    if shape.contains(&0) {
+        return Some((0, 0));
+    }
+    let (lo, hi) = gap_free_span(shape, strides)?;
+    let size = dtype.size_of() as isize;
+    let o = origin as isize;
+    Some(((o + lo * size) as usize, (o + (hi + 1) * size) as usize))
 }
 
 impl<'py> Operand<'py> {
@@ -185,9 +189,7 @@ impl<'py> Operand<'py> {
             }
             strides.push(s / item as isize);
         }
-        if !gap_free(&shape, &strides) {
-            return None;
-        }
+        let span = byte_span(origin, dtype, &shape, &strides)?;
         Some(Operand {
             obj: obj.clone(),
             array: Some(a.clone()),
@@ -197,6 +199,7 @@ impl<'py> Operand<'py> {
             origin,
             shape,
             strides,
+            span,
             writeable: flags & NPY_ARRAY_WRITEABLE != 0,
         })
     }
@@ -231,7 +234,7 @@ impl<'py> Operand<'py> {
             return None;
         }
         let dtype = match (t.code, t.bits) {
-            (DL_BOOL, 8) | (DL_UINT, 1) => DType::Bool,
+            (DL_BOOL, 8) => DType::Bool,
             (DL_INT, 8) => DType::I8,
             (DL_INT, 16) => DType::I16,
             (DL_INT, 32) => DType::I32,
@@ -268,9 +271,10 @@ impl<'py> Operand<'py> {
                 .collect::<Option<_>>()?
         };
         let origin = (t.data as *mut u8).wrapping_add(t.byte_offset as usize);
-        if !(origin as usize).is_multiple_of(dtype.size_of()) || !gap_free(&shape, &strides) {
+        if !(origin as usize).is_multiple_of(dtype.size_of()) {
             return None;
         }
+        let span = byte_span(origin, dtype, &shape, &strides)?;
         Some(Operand {
             obj: obj.clone(),
             array: None,
@@ -280,25 +284,14 @@ impl<'py> Operand<'py> {
             origin,
             shape,
             strides,
+            span,
             writeable: true,
         })
     }
 
-    /// The bytes from the lowest to one past the highest element (empty for no elements).
-    pub fn span(&self) -> (usize, usize) {
-        if self.shape.contains(&0) {
-            return (0, 0);
-        }
-        // Operands are gap-free (checked when read), so the span exists.
-        let (lo, hi) = gap_free_span(&self.shape, &self.strides).unwrap_or((0, 0));
-        let size = self.dtype.size_of() as isize;
-        let o = self.origin as isize;
-        ((o + lo * size) as usize, (o + (hi + 1) * size) as usize)
-    }
-
     /// Whether the memory of `self` and `other` may overlap (their spans intersect).
     pub fn overlaps(&self, other: &Operand<'_>) -> bool {
-        let (a, b) = (self.span(), other.span());
+        let (a, b) = (self.span, other.span);
         a.0 < a.1 && b.0 < b.1 && a.0 < b.1 && b.0 < a.1
     }
 
@@ -314,7 +307,7 @@ impl<'py> Operand<'py> {
         if self.dtype != DType::Bool {
             return true;
         }
-        let (lo, hi) = self.span();
+        let (lo, hi) = self.span;
         // SAFETY: the operand is gap-free, so its span is exactly its elements' bytes, alive
         // while `obj` is held.
         let bytes = unsafe { std::slice::from_raw_parts(lo as *const u8, hi - lo) };

@@ -21,20 +21,6 @@ DTYPES = {
 INDEX_DTYPES = {"int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8"}
 
 
-# dtype object -> the library's name: a dict lookup, where `dtype.name` is a Python-level
-# property that costs several microseconds (it dominated a small call).
-_NAMES = {np.dtype(n): n for n in DTYPES if n != "bfloat16"}
-
-
-def dtype_name(dt: np.dtype) -> str:
-    name = _NAMES.get(dt)
-    if name is None:
-        name = dt.name
-        if name in DTYPES and dt.isnative:
-            _NAMES[dt] = name  # bfloat16, once ml_dtypes has been seen
-    return name
-
-
 class Arr(NamedTuple):
     """An argument as the native half sees it."""
 
@@ -86,7 +72,7 @@ def as_arr(x: Any, arg: str, op: str) -> Arr:
         a, kind = np.asarray(x), "jax"
     else:
         a, kind = np.asarray(x), "numpy"
-    name = dtype_name(a.dtype)
+    name = a.dtype.name
     if name not in DTYPES:
         raise DTypeError(
             f"{op}: {arg}: dtype {a.dtype} is not accepted; expected one of "
