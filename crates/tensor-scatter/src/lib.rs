@@ -74,6 +74,7 @@ mod kernels;
 mod raw_view;
 mod reduce;
 mod scatter;
+pub mod segment;
 mod shape;
 mod view;
 

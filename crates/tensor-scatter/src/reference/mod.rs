@@ -331,3 +331,4 @@ pub fn scatter_update<T: Element, I: IndexInt>(
 
 mod gather;
 pub use gather::{gather, gather_elements, gather_nd};
+pub mod segment;

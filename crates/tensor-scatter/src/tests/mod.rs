@@ -1,3 +1,4 @@
 mod fold;
 mod gather_prop;
 mod prop;
+mod segment_prop;

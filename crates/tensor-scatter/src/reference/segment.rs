@@ -1,0 +1,345 @@
+//! The segment family's oracle: torch_scatter's definitions read literally, one output cell
+//! at a time, with the crate's scalar rules (the public `reduce_*` methods, not the kernels'
+//! folds). No grouping, no lanes, no threads.
+//!
+//! Every function returns the values and the positions (`arg`); the positions are meaningful
+//! for min and max and are `src.shape[dim]` everywhere for the other reductions.
+
+use super::{coords, flat};
+use crate::segment::SegmentOptions;
+use crate::{Element, Error, ErrorKind, IndexInt, Reduction, Result, Tensor, TensorView};
+
+/// Which of the three reductions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `scatter(src, index, dim, ...)`.
+    Scatter,
+    /// `segment_coo(src, index, ...)`: `dim = index.ndim - 1`, sorted index.
+    Coo,
+    /// `segment_csr(src, indptr, ...)`: `dim = indptr.ndim - 1`.
+    Csr,
+}
+
+fn invalid(arg: &'static str, why: &str) -> Error {
+    Error::new(ErrorKind::InvalidArgument {
+        op: "reference",
+        arg,
+        reason: why.into(),
+    })
+}
+
+fn index_fault(value: i64, size: usize) -> Error {
+    if value < 0 {
+        Error::new(ErrorKind::NegativeIndex {
+            op: "reference",
+            arg: "index",
+            position: vec![],
+            value: value.into(),
+            dim: 0,
+        })
+    } else {
+        Error::new(ErrorKind::IndexOutOfRange {
+            op: "reference",
+            arg: "index",
+            position: vec![],
+            value: value.into(),
+            dim: 0,
+            size,
+        })
+    }
+}
+
+/// The index element that src coordinate `c` reads, by torch_scatter's broadcast: a 1-D
+/// index is read at `c[dim]`; otherwise at `c` cut to the index's rank, with 0 on its dims
+/// of extent 1.
+fn index_at<I: IndexInt>(index: &TensorView<'_, I>, c: &[usize], dim: usize) -> i64 {
+    let shape = index.shape();
+    if shape.len() == 1 {
+        return index.get(&[c[dim]]).map_or(i64::MAX, |v| v.to_i64_sat());
+    }
+    let ic: Vec<usize> = (0..shape.len())
+        .map(|i| if shape[i] == 1 { 0 } else { c[i] })
+        .collect();
+    index.get(&ic).map_or(i64::MAX, |v| v.to_i64_sat())
+}
+
+/// Checks torch_scatter's broadcast of `ishape` against `target` around `dim`.
+fn broadcasts(ishape: &[usize], target: &[usize], dim: usize) -> bool {
+    if ishape.len() == 1 {
+        return ishape[0] == target[dim] || ishape[0] == 1;
+    }
+    ishape.len() <= target.len() && ishape.iter().zip(target).all(|(&i, &t)| i == t || i == 1)
+}
+
+/// The segment holding position `c[dim]` by the offsets line of `indptr` through `c`
+/// (`segments + 1` offsets), if any.
+fn segment_of<I: IndexInt>(
+    indptr: &TensorView<'_, I>,
+    c: &[usize],
+    dim: usize,
+    segments: usize,
+) -> Option<usize> {
+    let mut ic = c.to_vec();
+    let offs: Vec<i64> = (0..=segments)
+        .map(|s| {
+            ic[dim] = s;
+            index_at(indptr, &ic, dim)
+        })
+        .collect();
+    let p = c[dim] as i64;
+    (0..segments).find(|&s| offs[s] <= p && p < offs[s + 1])
+}
+
+/// Checks every line of `indptr` along `dim`: non-decreasing offsets in `[0, bound]`.
+fn check_lines<I: IndexInt>(indptr: &TensorView<'_, I>, dim: usize, bound: usize) -> Result<()> {
+    let ishape = indptr.shape();
+    for c in coords(ishape).into_iter().filter(|c| c[dim] == 0) {
+        let mut ic = c.clone();
+        let mut prev = 0i64;
+        for s in 0..ishape[dim] {
+            ic[dim] = s;
+            let v = indptr.get(&ic).map_or(i64::MAX, |v| v.to_i64_sat());
+            if v < 0 || v as u64 > bound as u64 || (s > 0 && v < prev) {
+                return Err(invalid("indptr", "offsets"));
+            }
+            prev = v;
+        }
+    }
+    Ok(())
+}
+
+/// The fold of one cell: its starting value (`out`'s when given), the contributions in
+/// index order with their positions, and the arg rule.
+fn fold_cell<T: Element>(
+    start: Option<T>,
+    items: &[(usize, T)],
+    r: Reduction,
+    e: usize,
+) -> (T, i64) {
+    match r {
+        Reduction::Min | Reduction::Max => {
+            let mut acc = start;
+            let mut arg = e as i64;
+            for &(pos, x) in items {
+                let next = match acc {
+                    None => x,
+                    Some(a) if r == Reduction::Min => a.reduce_min(x),
+                    Some(a) => a.reduce_max(x),
+                };
+                if acc.is_none_or(|a| a.to_bits_u64() != next.to_bits_u64()) {
+                    arg = pos as i64;
+                }
+                acc = Some(next);
+            }
+            (acc.unwrap_or_default(), arg)
+        }
+        _ => {
+            if start.is_none() && items.is_empty() {
+                let empty = if r == Reduction::Mul {
+                    T::identity(Reduction::Mul)
+                } else {
+                    T::default()
+                };
+                return (empty, e as i64);
+            }
+            let mut acc: T::Wide = start.map_or(<T::Wide as Element>::identity(r), |s| s.widen());
+            for &(_, x) in items {
+                acc = if r == Reduction::Mul {
+                    acc.reduce_mul(x.widen())
+                } else {
+                    acc.reduce_add(x.widen())
+                };
+            }
+            if r == Reduction::Mean {
+                let n = items.len() as u64 + u64::from(start.is_some());
+                acc = <T::Wide as Element>::reduce_mean(acc, n);
+            }
+            (T::narrow(acc), e as i64)
+        }
+    }
+}
+
+/// torch_scatter's `scatter` / `segment_coo` / `segment_csr` (values and positions), with
+/// `out` supplying starting values. Errors carry the right kind only (no positions).
+pub fn reduce<T: Element, I: IndexInt>(
+    form: Form,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<(Tensor<T>, Tensor<i64>)> {
+    let r = opts.reduce;
+    if !matches!(
+        r,
+        Reduction::Add | Reduction::Mean | Reduction::Mul | Reduction::Min | Reduction::Max
+    ) || (r == Reduction::Mean && !T::HAS_MEAN)
+    {
+        return Err(Error::new(ErrorKind::UnsupportedReduction {
+            op: "reference",
+            reduction: r.to_string(),
+            reason: String::new(),
+        }));
+    }
+    let sshape = src.shape().to_vec();
+    let ishape = index.shape().to_vec();
+    let rank = sshape.len();
+    if rank == 0 {
+        return Err(invalid("src", "rank 0"));
+    }
+    let dim = match form {
+        Form::Scatter => {
+            let d = if opts.dim < 0 {
+                opts.dim + rank as i64
+            } else {
+                opts.dim
+            };
+            if d < 0 || d >= rank as i64 {
+                return Err(invalid("dim", "out of range"));
+            }
+            d as usize
+        }
+        _ if ishape.is_empty() || ishape.len() > rank => return Err(invalid("index", "rank")),
+        _ => ishape.len() - 1,
+    };
+    let e = sshape[dim];
+    let mut target = sshape.clone();
+    if form == Form::Csr {
+        target[dim] = ishape[dim];
+    }
+    if !broadcasts(&ishape, &target, dim) {
+        return Err(invalid("index", "shape"));
+    }
+    let all_index: Vec<i64> = coords(&ishape)
+        .iter()
+        .map(|c| index.get(c).map_or(i64::MAX, |v| v.to_i64_sat()))
+        .collect();
+    let n = match (form, out) {
+        (Form::Csr, _) => ishape[dim].saturating_sub(1),
+        (_, Some(o)) => o.shape()[dim],
+        (_, None) => match opts.dim_size {
+            Some(n) => n,
+            None => {
+                if let Some(&v) = all_index.iter().find(|&&v| v < 0) {
+                    return Err(index_fault(v, 0));
+                }
+                let max = all_index.iter().copied().max().unwrap_or(-1);
+                if max == i64::MAX {
+                    return Err(invalid("index", "extent past i64"));
+                }
+                (max + 1) as usize
+            }
+        },
+    };
+    let mut oshape = sshape.clone();
+    oshape[dim] = n;
+    if out.is_some_and(|o| o.shape() != oshape) {
+        return Err(invalid("out", "shape"));
+    }
+    if oshape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .is_none_or(|t| t > 1 << 40)
+    {
+        return Err(invalid("dim_size", "an output past any allocation"));
+    }
+
+    // Every cell's contributions, in index order.
+    let cells = coords(&oshape);
+    let mut items: Vec<Vec<(usize, T)>> = vec![vec![]; cells.len()];
+    if form == Form::Csr {
+        check_lines(index, dim, e)?;
+        for c in coords(&sshape) {
+            if let Some(s) = segment_of(index, &c, dim, n) {
+                let mut oc = c.clone();
+                oc[dim] = s;
+                items[flat(&oshape, &oc)].push((c[dim], src.get(&c).unwrap_or_default()));
+            }
+        }
+    } else {
+        for c in coords(&sshape) {
+            let v = index_at(index, &c, dim);
+            if v < 0 || v as u64 >= n as u64 {
+                return Err(index_fault(v, n));
+            }
+            if form == Form::Coo && c[dim] > 0 {
+                let mut prev = c.clone();
+                prev[dim] -= 1;
+                if index_at(index, &prev, dim) > v {
+                    return Err(invalid("index", "not sorted"));
+                }
+            }
+            let mut oc = c.clone();
+            oc[dim] = v as usize;
+            items[flat(&oshape, &oc)].push((c[dim], src.get(&c).unwrap_or_default()));
+        }
+    }
+    let mut values = Vec::with_capacity(cells.len());
+    let mut args = Vec::with_capacity(cells.len());
+    for (cell, its) in cells.iter().zip(&items) {
+        let start = out.map(|o| o.get(cell).unwrap_or_default());
+        let (v, a) = fold_cell(start, its, r, e);
+        values.push(v);
+        args.push(a);
+    }
+    Ok((
+        Tensor::from_vec(values, &oshape)?,
+        Tensor::from_vec(args, &oshape)?,
+    ))
+}
+
+/// torch_scatter's `gather_coo` (`Coo`) and `gather_csr` (`Csr`): every output position along
+/// `dim = index.ndim - 1` reads its segment's row of `src`; positions of no segment are 0.
+pub fn gather<T: Element, I: IndexInt>(
+    form: Form,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+) -> Result<Tensor<T>> {
+    let sshape = src.shape().to_vec();
+    let ishape = index.shape().to_vec();
+    if ishape.is_empty() || ishape.len() > sshape.len() {
+        return Err(invalid("index", "rank"));
+    }
+    let dim = ishape.len() - 1;
+    let mut target = sshape.clone();
+    target[dim] = ishape[dim];
+    if !broadcasts(&ishape, &target, dim) {
+        return Err(invalid("index", "shape"));
+    }
+    let mut oshape = target.clone();
+    if form == Form::Csr {
+        if ishape[dim] != sshape[dim] + 1 {
+            return Err(invalid("indptr", "shape"));
+        }
+        let all: Vec<i64> = coords(&ishape)
+            .iter()
+            .map(|c| index.get(c).map_or(i64::MAX, |v| v.to_i64_sat()))
+            .collect();
+        oshape[dim] = all.last().map_or(0, |&v| v.max(0) as usize);
+    }
+    if form == Form::Coo {
+        for c in coords(&ishape) {
+            let v = index.get(&c).map_or(i64::MAX, |v| v.to_i64_sat());
+            if v < 0 || v as u64 >= sshape[dim] as u64 {
+                return Err(index_fault(v, sshape[dim]));
+            }
+        }
+    } else {
+        check_lines(index, dim, oshape[dim])?;
+    }
+    let mut values = Vec::new();
+    for c in coords(&oshape) {
+        let s = match form {
+            Form::Csr => segment_of(index, &c, dim, sshape[dim]),
+            _ => Some(index_at(index, &c, dim) as usize),
+        };
+        values.push(match s {
+            Some(s) => {
+                let mut sc = c.clone();
+                sc[dim] = s;
+                src.get(&sc).unwrap_or_default()
+            }
+            None => T::default(),
+        });
+    }
+    Tensor::from_vec(values, &oshape)
+}

@@ -1,0 +1,335 @@
+//! The segment kernel: every output row is the fold of its segment's `src` rows in index
+//! order, computed by one task, so the result is the same for any thread count.
+//!
+//! Tasks own disjoint ranges of output rows (`chunks_mut` pieces of the lane-major output),
+//! so the kernel needs no `unsafe`: sorted and CSR input read `src` in order, unsorted input
+//! goes through a stable counting sort by destination first. Sums, products and means of
+//! f16/bf16 accumulate in f32 and round once; min and max fold in the type itself (exact) and
+//! can report, per cell, the position of the element that produced the result.
+
+use std::sync::Mutex;
+
+use super::plan::{Dims, Groups, Lanes, Mode, Positions};
+use crate::dtype::{Element, Reduction};
+use crate::error::Result;
+use crate::exec::Ctx;
+use crate::exec::tuning::SEGMENT_PREFETCH_ROWS;
+use crate::kernels::prefetch;
+use crate::reduce::{AddC, Combiner, MaxC, MinC, MulC};
+use crate::shape::part;
+
+/// What the kernel computes.
+pub(crate) struct Problem<'a, T> {
+    /// `src`, contiguous `[b, e, k]`.
+    pub(crate) src: &'a [T],
+    pub(crate) dims: Dims,
+    pub(crate) mode: Mode,
+    /// Add, Mul, Mean, Min or Max.
+    pub(crate) reduce: Reduction,
+    /// Whether the output's values start each fold (torch_scatter's `out=`).
+    pub(crate) include_self: bool,
+}
+
+/// How each lane's positions are grouped by destination.
+pub(crate) enum Source<'a> {
+    /// Destination per position, checked in `[0, n)` (and sorted when `sorted`).
+    Index { lanes: &'a Lanes, sorted: bool },
+    /// CSR offsets per lane (`n + 1` of them), checked.
+    Indptr(&'a Lanes),
+}
+
+impl Source<'_> {
+    fn lanes(&self) -> &Lanes {
+        match self {
+            Source::Index { lanes, .. } | Source::Indptr(lanes) => lanes,
+        }
+    }
+    fn fill(&self, g: &mut Groups, lane: usize, n: usize) {
+        match self {
+            Source::Index { lanes, .. } => g.fill_from_index(lanes.lane(lane), n),
+            Source::Indptr(lanes) => g.fill_from_indptr(lanes.lane(lane)),
+        }
+    }
+    fn sorted(&self) -> bool {
+        !matches!(self, Source::Index { sorted: false, .. })
+    }
+}
+
+/// One task's output rows and scratch.
+struct Task<'o, T: Element> {
+    out: &'o mut [T],
+    arg: Option<&'o mut [i64]>,
+    acc: Vec<T::Wide>,
+    groups: Groups,
+}
+
+/// Runs the fold into `out` (lane-major `[lanes, n, width]`: `[b, n, k]` in row modes,
+/// `[b, k, n]` in element mode), and the positions into `arg` for min and max when given.
+/// With `include_self`, `out` holds the starting values.
+pub(crate) fn run<T: Element>(
+    op: &'static str,
+    ctx: Ctx,
+    p: &Problem<'_, T>,
+    source: &Source<'_>,
+    out: &mut [T],
+    arg: Option<&mut [i64]>,
+) -> Result<()> {
+    let d = p.dims;
+    let (lanes, w) = if p.mode == Mode::PerElement {
+        (d.b * d.k, 1)
+    } else {
+        (d.b, d.k)
+    };
+    if out.is_empty() {
+        return Ok(());
+    }
+    let bytes = (p.src.len() + out.len()).saturating_mul(std::mem::size_of::<T>());
+    let tasks = ctx.tasks(bytes, 4).max(1);
+    let acc_len = if is_sum_like(p.reduce) { w } else { 0 };
+
+    let shared = source.lanes().mode == Mode::Shared;
+    // Output rows of each task: flat cells (`lane * n + segment`) when the grouping is
+    // shared, whole lanes else.
+    let mut one = Groups::default();
+    let bounds: Vec<usize> = if shared {
+        one = Groups::with_capacity(op, d.n, d.e, source.sorted())?;
+        source.fill(&mut one, 0, d.n);
+        (0..=tasks)
+            .map(|t| cut(&one, d.n, lanes, tasks, t))
+            .collect()
+    } else {
+        (0..=tasks).map(|t| part(lanes, tasks, t, 1).0).collect()
+    };
+    let unit = if shared { w } else { d.n * w };
+
+    let oom = |n: usize| crate::Error::out_of_memory(op, "src", n);
+    let mut slots = Vec::new();
+    slots.try_reserve_exact(tasks).map_err(|_| oom(tasks))?;
+    let (mut rest_out, mut rest_arg) = (out, arg);
+    for t in 0..tasks {
+        let len = (bounds[t + 1] - bounds[t]) * unit;
+        let (o, r) = rest_out.split_at_mut(len);
+        rest_out = r;
+        let a = rest_arg.take().map(|a| {
+            let (a, r) = a.split_at_mut(len);
+            rest_arg = Some(r);
+            a
+        });
+        let mut acc = Vec::new();
+        acc.try_reserve_exact(acc_len).map_err(|_| oom(acc_len))?;
+        acc.resize(acc_len, <T::Wide as Element>::identity(Reduction::Add));
+        let groups = if shared {
+            Groups::default()
+        } else {
+            Groups::with_capacity(op, d.n, d.e, source.sorted())?
+        };
+        slots.push(Mutex::new(Task {
+            out: o,
+            arg: a,
+            acc,
+            groups,
+        }));
+    }
+    ctx.run(tasks, |t| {
+        let mut task = slots[t].lock().unwrap_or_else(|e| e.into_inner());
+        let task = &mut *task;
+        let (lo, hi) = (bounds[t], bounds[t + 1]);
+        if shared {
+            for c in lo..hi {
+                let (lane, s) = (c / d.n, c % d.n);
+                let cell = (c - lo) * w;
+                fold_cell(
+                    p,
+                    lane_base(p, lane),
+                    one.positions(s),
+                    &mut task.out[cell..cell + w],
+                    task.arg.as_deref_mut().map(|a| &mut a[cell..cell + w]),
+                    &mut task.acc,
+                );
+            }
+            return;
+        }
+        for lane in lo..hi {
+            source.fill(&mut task.groups, lane, d.n);
+            let at = (lane - lo) * d.n * w;
+            for s in 0..d.n {
+                let cell = at + s * w;
+                fold_cell(
+                    p,
+                    lane_base(p, lane),
+                    task.groups.positions(s),
+                    &mut task.out[cell..cell + w],
+                    task.arg.as_deref_mut().map(|a| &mut a[cell..cell + w]),
+                    &mut task.acc,
+                );
+            }
+        }
+    });
+    Ok(())
+}
+
+/// The first flat cell of task `t` when `lanes` lanes of `n` segments grouped as `g` are cut
+/// into `tasks` parts of about equal cost (a segment costs its positions plus one).
+fn cut(g: &Groups, n: usize, lanes: usize, tasks: usize, t: usize) -> usize {
+    if t >= tasks {
+        return lanes * n;
+    }
+    let per_lane = g.count(0, n) + n;
+    let total = per_lane as u128 * lanes as u128;
+    let target = (total * t as u128 / tasks as u128) as usize;
+    let (lane, rem) = (target / per_lane, target % per_lane);
+    let (mut a, mut b) = (0, n);
+    while a < b {
+        let mid = (a + b) / 2;
+        if g.starts[mid] - g.starts[0] + mid < rem {
+            a = mid + 1;
+        } else {
+            b = mid;
+        }
+    }
+    lane * n + a
+}
+
+fn is_sum_like(r: Reduction) -> bool {
+    matches!(r, Reduction::Add | Reduction::Mul | Reduction::Mean)
+}
+
+/// Position in `src` of element `[lane, 0]`; rows follow every `k` elements.
+#[inline]
+fn lane_base<T>(p: &Problem<'_, T>, lane: usize) -> usize {
+    let d = p.dims;
+    if p.mode == Mode::PerElement {
+        (lane / d.k) * d.e * d.k + lane % d.k
+    } else {
+        lane * d.e * d.k
+    }
+}
+
+/// Folds one segment's rows into `out` (`out.len()` elements each).
+#[inline]
+fn fold_cell<T: Element>(
+    p: &Problem<'_, T>,
+    base: usize,
+    pos: Positions<'_>,
+    out: &mut [T],
+    arg: Option<&mut [i64]>,
+    acc: &mut [T::Wide],
+) {
+    let (k, e, w) = (p.dims.k, p.dims.e, out.len());
+    let src = p.src;
+    // Unsorted input reads rows in random order: each row's lines are asked for
+    // `SEGMENT_PREFETCH_ROWS` rows ahead, so the loads overlap.
+    let bytes = (w * std::mem::size_of::<T>()).min(1024);
+    let mut pos = pos;
+    let rows = std::iter::from_fn(move || {
+        if let Some(a) = pos.ahead(SEGMENT_PREFETCH_ROWS) {
+            let row = src[base + a * k..].as_ptr();
+            for off in (0..bytes).step_by(256) {
+                prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
+            }
+        }
+        let at = pos.next()?;
+        Some((at, &src[base + at * k..base + at * k + w]))
+    });
+    match p.reduce {
+        Reduction::Mul => sum_like::<T, MulC>(rows, out, acc, p.include_self, Reduction::Mul),
+        Reduction::Mean => sum_like::<T, AddC>(rows, out, acc, p.include_self, Reduction::Mean),
+        Reduction::Min => extreme::<T, MinC>(rows, out, arg, p.include_self, e),
+        Reduction::Max => extreme::<T, MaxC>(rows, out, arg, p.include_self, e),
+        _ => sum_like::<T, AddC>(rows, out, acc, p.include_self, Reduction::Add),
+    }
+}
+
+/// Sum, product or mean of the rows, accumulated in `T::Wide` and rounded once. An empty
+/// segment (without `include_self`) gives 0 (1 for the product).
+#[inline]
+fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
+    rows: impl Iterator<Item = (usize, &'s [T])>,
+    out: &mut [T],
+    acc: &mut [T::Wide],
+    include_self: bool,
+    red: Reduction,
+) {
+    let acc = &mut acc[..out.len()];
+    if include_self {
+        for (a, &o) in acc.iter_mut().zip(out.iter()) {
+            *a = o.widen();
+        }
+    } else {
+        acc.fill(<T::Wide as Element>::identity(red));
+    }
+    let mut count = u64::from(include_self);
+    for (_, row) in rows {
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a = C::combine(*a, x.widen());
+        }
+        count += 1;
+    }
+    if count == 0 {
+        out.fill(empty_value::<T>(red));
+    } else if red == Reduction::Mean {
+        for (o, &a) in out.iter_mut().zip(acc.iter()) {
+            *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count));
+        }
+    } else {
+        for (o, &a) in out.iter_mut().zip(acc.iter()) {
+            *o = T::narrow(a);
+        }
+    }
+}
+
+/// What an output cell that received nothing holds (torch_scatter: 0, and 1 for mul).
+pub(crate) fn empty_value<T: Element>(red: Reduction) -> T {
+    if red == Reduction::Mul {
+        T::identity(Reduction::Mul)
+    } else {
+        T::default()
+    }
+}
+
+/// Minimum or maximum of the rows, with the position of the element each cell took its
+/// value from (the first among equals, the first NaN): the position moves only when the
+/// fold's bits change. An empty segment gives 0 and position `e`.
+#[inline]
+fn extreme<'s, T: Element, C: Combiner<T>>(
+    rows: impl Iterator<Item = (usize, &'s [T])>,
+    out: &mut [T],
+    mut arg: Option<&mut [i64]>,
+    include_self: bool,
+    e: usize,
+) {
+    let mut first = !include_self;
+    if let Some(a) = arg.as_deref_mut() {
+        a.fill(e as i64);
+    }
+    for (at, row) in rows {
+        if first {
+            // The identity folded with the row is the row, bit for bit.
+            out.copy_from_slice(row);
+            if let Some(a) = arg.as_deref_mut() {
+                a.fill(at as i64);
+            }
+            first = false;
+            continue;
+        }
+        match arg.as_deref_mut() {
+            None => {
+                for (o, &x) in out.iter_mut().zip(row) {
+                    *o = C::combine(*o, x);
+                }
+            }
+            Some(a) => {
+                for ((o, &x), g) in out.iter_mut().zip(row).zip(a.iter_mut()) {
+                    let n = C::combine(*o, x);
+                    if n.to_bits_u64() != o.to_bits_u64() {
+                        *g = at as i64;
+                    }
+                    *o = n;
+                }
+            }
+        }
+    }
+    if first {
+        out.fill(T::default());
+    }
+}

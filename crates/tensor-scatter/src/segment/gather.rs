@@ -1,0 +1,193 @@
+//! The inverses of the segment reductions: every output position reads its segment's row.
+//! Both check their index first, then run the crate's gathers.
+
+use super::plan::{self, Mode, Origin};
+use super::{SegmentOptions, filled};
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::gather::{GatherOptions, GatherOutOfRange};
+use crate::index::{IndexInt, NegativeIndices};
+use crate::shape::numel;
+use crate::view::{Tensor, TensorView};
+
+/// Rewrites the library gather's error to speak of `index` in `op`.
+fn as_index_error(e: Error, op: &'static str) -> Error {
+    e.with_op(op).with_arg("indices", "index")
+}
+
+/// `gather_coo`: `out[.., e, ..] = src[.., index[.., e], ..]` along `dim = index.ndim - 1`
+/// (the inverse of [`segment_coo`](super::segment_coo): every position reads its segment's row). `index` need not
+/// be sorted; its leading dims expand to src's, and the output has src's shape with
+/// `index.shape[dim]` along dim.
+///
+/// ```
+/// use tensor_scatter::segment::{gather_coo, SegmentOptions};
+/// use tensor_scatter::TensorView;
+/// let out = gather_coo(
+///     &TensorView::new(&[1.0f32, 2.0, 3.0], &[3]).unwrap(),
+///     &TensorView::new(&[0i64, 0, 2], &[3]).unwrap(),
+///     &SegmentOptions::new(),
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice(), &[1.0, 1.0, 3.0]);
+/// ```
+///
+/// # Errors
+/// A rank of index of 0 or above src's; an index that does not broadcast; a value outside
+/// `[0, src.shape[dim])`.
+pub fn gather_coo<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    const OP: &str = "gather_coo";
+    let (dim, target) = gather_target(OP, "index", src, &index.layout.shape)?;
+    let strides = plan::broadcast_strides(OP, "index", index, &target, dim)?;
+    // Every value of index as given, whether or not an output cell reads it.
+    let origin = Origin {
+        op: OP,
+        arg: "index",
+        index_shape: &index.layout.shape,
+        src_shape: &index.layout.shape,
+        dim,
+    };
+    let own = plan::own_lanes(OP, "index", index, dim)?;
+    plan::check_index(&own, src.layout.shape[dim], false, &origin)?;
+    let gopts = GatherOptions::new()
+        .axis(dim as i64)
+        .negative(NegativeIndices::Error)
+        .par(opts.par);
+    if index.layout.numel == 0 {
+        // A zero-size index dim is one of the output's (the broadcast rule): nothing to read.
+        numel(OP, "index", &target)?;
+        return Tensor::from_vec(vec![], &target);
+    }
+    let r = if plan::mode_of(&target, &strides, dim) == Mode::Shared {
+        let row = TensorView::with_strides(
+            index.data,
+            index.layout.offset,
+            &[target[dim]],
+            &[strides[dim]],
+        )?;
+        crate::gather::gather(src, &row, &gopts)
+    } else {
+        let full = TensorView::with_strides(index.data, index.layout.offset, &target, &strides)?;
+        crate::gather::gather_elements(src, &full, &gopts)
+    };
+    r.map_err(|e| as_index_error(e, OP))
+}
+
+/// `gather_csr`: every position of segment `i` reads row `i` of `src` along
+/// `dim = indptr.ndim - 1` (the inverse of [`segment_csr`](super::segment_csr)). `src.shape[dim]` must be
+/// `indptr.shape[dim] - 1`; the output's extent along dim is indptr's last value
+/// (torch_scatter's rule), and positions before `indptr[0]` are 0 (*ours*; torch_scatter
+/// leaves them unwritten).
+///
+/// ```
+/// use tensor_scatter::segment::{gather_csr, SegmentOptions};
+/// use tensor_scatter::TensorView;
+/// let out = gather_csr(
+///     &TensorView::new(&[1.0f32, 2.0, 3.0], &[3]).unwrap(),
+///     &TensorView::new(&[0i64, 2, 2, 3], &[4]).unwrap(),
+///     &SegmentOptions::new(),
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice(), &[1.0, 1.0, 3.0]);
+/// ```
+///
+/// # Errors
+/// A rank of indptr of 0 or above src's; an indptr that does not broadcast or whose extent
+/// is not `src.shape[dim] + 1`; a decreasing or negative offset.
+pub fn gather_csr<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    indptr: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    const OP: &str = "gather_csr";
+    let (dim, mut target) = gather_target(OP, "indptr", src, &indptr.layout.shape)?;
+    let segments = src.layout.shape[dim];
+    if indptr.layout.shape[dim] != segments + 1 {
+        return Err(Error::shape(
+            OP,
+            "indptr",
+            format!(
+                "{} offsets along dim {dim} (src's extent there plus one)",
+                segments + 1
+            ),
+            &indptr.layout.shape,
+        ));
+    }
+    let strides = plan::broadcast_strides(OP, "indptr", indptr, &target, dim)?;
+    let mode = plan::mode_of(&target, &strides, dim);
+    let lanes = plan::read_lanes(OP, "indptr", indptr, &target, &strides, dim, mode)?;
+    let own = plan::own_lanes(OP, "indptr", indptr, dim)?;
+    let extent = match own.values.last() {
+        Some(&v) if v > 0 => usize::try_from(v).map_err(|_| Error::overflow(OP, "indptr"))?,
+        _ => 0,
+    };
+    let origin = Origin {
+        op: OP,
+        arg: "indptr",
+        index_shape: &indptr.layout.shape,
+        src_shape: &indptr.layout.shape,
+        dim,
+    };
+    plan::check_indptr(&own, extent, &origin)?;
+    // Expand to a COO index (segments + 1 marks positions outside every segment: filled).
+    let rows = lanes.values.len() / lanes.len.max(1);
+    let mut index = filled(
+        OP,
+        "indptr",
+        numel(OP, "indptr", &[rows, extent])?,
+        segments as i64,
+    )?;
+    for (r, chunk) in index.chunks_mut(extent.max(1)).enumerate().take(rows) {
+        let offs = lanes.lane(r);
+        for s in 0..segments {
+            chunk[offs[s] as usize..offs[s + 1] as usize].fill(s as i64);
+        }
+    }
+    target[dim] = extent;
+    let gopts = GatherOptions::new()
+        .axis(dim as i64)
+        .negative(NegativeIndices::Error)
+        .out_of_range(GatherOutOfRange::Fill)
+        .par(opts.par);
+    let r = if mode == Mode::Shared {
+        crate::gather::gather(src, &TensorView::new(&index, &[extent])?, &gopts)
+    } else {
+        // [leading..., extent], broadcast over the trailing dims.
+        let mut st = vec![0isize; target.len()];
+        let mut acc = 1isize;
+        for d in (0..=dim).rev() {
+            st[d] = acc;
+            acc *= target[d] as isize;
+        }
+        let full = TensorView::with_strides(&index, 0, &target, &st)?;
+        crate::gather::gather_elements(src, &full, &gopts)
+    };
+    r.map_err(|e| e.with_op(OP))
+}
+
+/// `dim = index.ndim - 1` and the gathered output's shape (src's, with the index's extent
+/// along dim).
+fn gather_target<T>(
+    op: &'static str,
+    arg: &'static str,
+    src: &TensorView<'_, T>,
+    ishape: &[usize],
+) -> Result<(usize, Vec<usize>)> {
+    let sshape = &src.layout.shape;
+    if ishape.is_empty() || ishape.len() > sshape.len() {
+        return Err(Error::rank(
+            op,
+            arg,
+            format!("between 1 and the rank of src ({})", sshape.len()),
+            ishape.len(),
+        ));
+    }
+    let dim = ishape.len() - 1;
+    let mut target = sshape.clone();
+    target[dim] = ishape[dim];
+    Ok((dim, target))
+}

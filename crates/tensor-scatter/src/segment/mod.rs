@@ -1,0 +1,515 @@
+//! The graph-learning family, with `torch_scatter`'s semantics: [`scatter`] with a `dim_size`,
+//! [`scatter_arg`] (min or max with the position of the winner), the sorted-segment
+//! reductions [`segment_coo`] and [`segment_csr`], and their inverses [`gather_coo`] and
+//! [`gather_csr`].
+//!
+//! | torch_scatter | here |
+//! |---|---|
+//! | `scatter(src, index, dim, out, dim_size, reduce)` | [`scatter`], [`scatter_out`] |
+//! | `scatter_min` / `scatter_max` → `(out, arg)` | [`scatter_arg`], [`scatter_arg_out`] |
+//! | `segment_coo(src, index, out, dim_size, reduce)` | [`segment_coo`], [`segment_coo_out`], [`segment_coo_arg`] |
+//! | `segment_csr(src, indptr, out, reduce)` | [`segment_csr`], [`segment_csr_out`], [`segment_csr_arg`] |
+//! | `gather_coo(src, index)`, `gather_csr(src, indptr)` | [`gather_coo`], [`gather_csr`] |
+//!
+//! Rules (torch_scatter's, except where marked *ours*):
+//! * `index` is broadcast against `src`: a 1-D index lies along `dim`, a lower-rank index gets
+//!   trailing dims, then every dim of extent 1 expands. `segment_coo` and `segment_csr` take
+//!   `dim = index.ndim - 1` (`indptr.ndim - 1`).
+//! * The output has `src`'s shape with `dim` of size `dim_size`, else `out`'s, else
+//!   `index.max() + 1` (0 for an empty index); for `segment_csr` `indptr.shape[dim] - 1`.
+//! * Without `out`, a cell that receives nothing is 0 (1 for `mul`); with `out` its value
+//!   starts the fold. *Ours:* with `out`, `mean` counts that value as one more element (as
+//!   every include-self mean in this crate; torch_scatter divides the sum with it by the
+//!   count without it).
+//! * Folds run in index order, one cell per task: bit-identical for any thread count.
+//!   f16/bf16 sums, products and means accumulate in f32 and round once. Integer means round
+//!   toward −∞ (*ours*: torch_scatter floors in `scatter_mean` and truncates in `segment_*`).
+//! * min/max propagate NaN, `+0 > −0` ([`crate::Element::reduce_max`]);
+//!   a cell whose minimum is `+inf` reports it (*ours*: torch_scatter reports 0, mistaking it
+//!   for an empty cell). `arg` is the position along `dim` of the element the cell took its
+//!   value from (the first among equals, the first NaN), and `src.shape[dim]` for a cell that
+//!   received nothing or kept `out`'s own value.
+//! * An index outside `[0, n)`, an unsorted `segment_coo` index and a decreasing or
+//!   out-of-range `indptr` are errors found before anything is written.
+//!
+//! ```
+//! use tensor_scatter::segment::{scatter, scatter_arg, SegmentOptions};
+//! use tensor_scatter::{Reduction, TensorView};
+//!
+//! // Messages of 4 edges, 2 features each, summed into 3 nodes by destination.
+//! let msg = [1.0f32, 10.0, 2.0, 20.0, 3.0, 30.0, 4.0, 40.0];
+//! let src = TensorView::new(&msg, &[4, 2]).unwrap();
+//! let dst = TensorView::new(&[2i64, 0, 2, 0], &[4]).unwrap();
+//! let opts = SegmentOptions::new().dim(0).dim_size(3);
+//! assert_eq!(scatter(&src, &dst, &opts).unwrap().as_slice(), &[6.0, 60.0, 0.0, 0.0, 4.0, 40.0]);
+//!
+//! let (max, arg) = scatter_arg(&src, &dst, &opts.reduce(Reduction::Max)).unwrap();
+//! assert_eq!(max.as_slice(), &[4.0, 40.0, 0.0, 0.0, 3.0, 30.0]);
+//! assert_eq!(arg.as_slice(), &[3, 3, 4, 4, 2, 2]); // node 1 received nothing: 4 = src.shape[0]
+//! ```
+
+mod fold;
+mod gather;
+mod plan;
+
+pub use gather::{gather_coo, gather_csr};
+
+use fold::{Problem, Source};
+use plan::{Dims, Lanes, Mode, Origin};
+
+use crate::dtype::{Element, Reduction};
+use crate::error::{Error, Result};
+use crate::exec::{Ctx, Par};
+use crate::index::IndexInt;
+use crate::scatter::contiguous_data;
+use crate::shape::{Odometer, normalize_axis, numel};
+use crate::view::{Tensor, TensorView, TensorViewMut};
+
+/// Options of the segment family.
+///
+/// Defaults follow torch_scatter: `dim = -1`, no `dim_size`, reduction `sum`.
+///
+/// ```
+/// use tensor_scatter::segment::SegmentOptions;
+/// use tensor_scatter::Reduction;
+/// let o = SegmentOptions::new().dim(0).dim_size(10).reduce(Reduction::Mean);
+/// assert_eq!((o.dim, o.dim_size, o.reduce), (0, Some(10), Reduction::Mean));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SegmentOptions {
+    /// The dim `index` addresses, in `[-rank, rank)`; used by [`scatter`] and [`scatter_arg`]
+    /// only (the segment forms take `index.ndim - 1`).
+    pub dim: i64,
+    /// The output's extent along `dim` when no `out` is given (`None`: `index.max() + 1`).
+    /// Ignored by the CSR forms.
+    pub dim_size: Option<usize>,
+    /// `Add` (torch_scatter's `sum`), `Mean`, `Min`, `Max`, or `Mul`.
+    pub reduce: Reduction,
+    /// How many threads to use. Never changes the result.
+    pub par: Par,
+}
+
+impl Default for SegmentOptions {
+    fn default() -> Self {
+        SegmentOptions {
+            dim: -1,
+            dim_size: None,
+            reduce: Reduction::Add,
+            par: Par::Auto,
+        }
+    }
+}
+
+impl SegmentOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets the dim.
+    pub fn dim(mut self, dim: i64) -> Self {
+        self.dim = dim;
+        self
+    }
+    /// Sets the output's extent along the dim.
+    pub fn dim_size(mut self, n: usize) -> Self {
+        self.dim_size = Some(n);
+        self
+    }
+    /// Sets the reduction.
+    pub fn reduce(mut self, reduce: Reduction) -> Self {
+        self.reduce = reduce;
+        self
+    }
+    /// Sets the thread setting.
+    pub fn par(mut self, par: Par) -> Self {
+        self.par = par;
+        self
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Scatter,
+    Coo,
+    Csr,
+}
+
+/// The reduced values, and the positions when asked for.
+type Reduced<T> = (Vec<T>, Option<Vec<i64>>, Vec<usize>);
+
+/// The whole data path: shapes, the index pass, then the kernel into fresh buffers.
+/// `out` (when given) supplies the output's extent and starting values; nothing is written to
+/// it here.
+fn reduce<T: Element, I: IndexInt>(
+    op: &'static str,
+    kind: Kind,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    want_arg: bool,
+    opts: &SegmentOptions,
+) -> Result<Reduced<T>> {
+    let red = opts.reduce;
+    let allowed = if want_arg {
+        matches!(red, Reduction::Min | Reduction::Max)
+    } else {
+        matches!(
+            red,
+            Reduction::Add | Reduction::Mean | Reduction::Mul | Reduction::Min | Reduction::Max
+        )
+    };
+    if !allowed {
+        let expected = if want_arg {
+            "expected min or max (the reductions with a position)"
+        } else {
+            "expected sum, mean, mul, min or max"
+        };
+        return Err(Error::reduction(op, red.to_string(), expected));
+    }
+    red.check_for::<T>(op)?;
+    let arg_name = if kind == Kind::Csr { "indptr" } else { "index" };
+    let sshape = &src.layout.shape;
+    let ishape = &index.layout.shape;
+    if sshape.is_empty() {
+        return Err(Error::rank(op, "src", "at least 1".into(), 0));
+    }
+    let dim = match kind {
+        Kind::Scatter => normalize_axis(op, "dim", opts.dim, sshape.len())?,
+        Kind::Coo | Kind::Csr => {
+            if ishape.is_empty() || ishape.len() > sshape.len() {
+                return Err(Error::rank(
+                    op,
+                    arg_name,
+                    format!("between 1 and the rank of src ({})", sshape.len()),
+                    ishape.len(),
+                ));
+            }
+            ishape.len() - 1
+        }
+    };
+    let mut target = sshape.clone();
+    if kind == Kind::Csr {
+        target[dim] = ishape[dim];
+    }
+    let strides = plan::broadcast_strides(op, arg_name, index, &target, dim)?;
+    let mode = plan::mode_of(&target, &strides, dim);
+    let lanes: Lanes = plan::read_lanes(op, arg_name, index, &target, &strides, dim, mode)?;
+    let origin = Origin {
+        op,
+        arg: arg_name,
+        index_shape: ishape,
+        src_shape: &target,
+        dim,
+    };
+    let mut dims: Dims = plan::dims_of(sshape, dim);
+    dims.n = match (kind, out) {
+        (Kind::Csr, _) => ishape[dim].saturating_sub(1),
+        (_, Some(o)) => o.layout.shape.get(dim).copied().unwrap_or(0),
+        (_, None) => match opts.dim_size {
+            Some(n) => n,
+            None => plan::extent(index, &origin)?,
+        },
+    };
+    let mut out_shape = sshape.clone();
+    out_shape[dim] = dims.n;
+    if let Some(o) = out
+        && o.layout.shape != out_shape
+    {
+        return Err(Error::shape(
+            op,
+            "out",
+            format!("{out_shape:?} (src's shape with dim {dim} of the output's extent)"),
+            &o.layout.shape,
+        ));
+    }
+    let total = numel(op, "dim_size", &out_shape)?;
+    // Every index value some src element reads; every offset of indptr as given.
+    match kind {
+        _ if kind != Kind::Csr && src.layout.numel == 0 => {}
+        Kind::Scatter => plan::check_index(&lanes, dims.n, false, &origin)?,
+        Kind::Coo => plan::check_index(&lanes, dims.n, true, &origin)?,
+        Kind::Csr => {
+            let own = plan::own_lanes(op, arg_name, index, dim)?;
+            let origin = Origin {
+                src_shape: ishape,
+                ..origin
+            };
+            plan::check_indptr(&own, dims.e, &origin)?;
+        }
+    }
+
+    let owned;
+    let src_data = match contiguous_data(src) {
+        Some(s) => s,
+        None => {
+            owned = src.try_to_vec(op, "src")?;
+            &owned[..]
+        }
+    };
+    // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
+    let element = mode == Mode::PerElement;
+    let mut buf = match out {
+        Some(o) if element => o
+            .permute(&moved_last(sshape.len(), dim))?
+            .try_to_vec(op, "out")?,
+        Some(o) => o.try_to_vec(op, "out")?,
+        None => filled(op, "out", total, T::default())?,
+    };
+    let mut arg = if want_arg {
+        Some(filled(op, "out", total, 0i64)?)
+    } else {
+        None
+    };
+    let problem = Problem {
+        src: src_data,
+        dims,
+        mode,
+        reduce: red,
+        include_self: out.is_some(),
+    };
+    let source = match kind {
+        Kind::Csr => Source::Indptr(&lanes),
+        _ => Source::Index {
+            lanes: &lanes,
+            sorted: kind == Kind::Coo,
+        },
+    };
+    fold::run(
+        op,
+        Ctx::new(opts.par),
+        &problem,
+        &source,
+        &mut buf,
+        arg.as_deref_mut(),
+    )?;
+    if element {
+        buf = from_bkn(op, &buf, dims)?;
+        if let Some(a) = arg {
+            arg = Some(from_bkn(op, &a, dims)?);
+        }
+    }
+    Ok((buf, arg, out_shape))
+}
+
+/// `len` copies of `v`, allocated fallibly.
+fn filled<T: Clone>(op: &'static str, arg: &'static str, len: usize, v: T) -> Result<Vec<T>> {
+    let mut b = Vec::new();
+    b.try_reserve_exact(len)
+        .map_err(|_| Error::out_of_memory(op, arg, len.saturating_mul(std::mem::size_of::<T>())))?;
+    b.resize(len, v);
+    Ok(b)
+}
+
+/// The axes that move `dim` to the end.
+fn moved_last(rank: usize, dim: usize) -> Vec<usize> {
+    (0..rank).filter(|&d| d != dim).chain([dim]).collect()
+}
+
+/// `[b, k, n]` reordered to `[b, n, k]`.
+fn from_bkn<T: Copy + Default>(op: &'static str, v: &[T], d: Dims) -> Result<Vec<T>> {
+    let mut r = filled(op, "out", v.len(), T::default())?;
+    for b in 0..d.b {
+        let base = b * d.n * d.k;
+        for k in 0..d.k {
+            for n in 0..d.n {
+                r[base + n * d.k + k] = v[base + k * d.n + n];
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// Writes row-major `values` into the view.
+fn write_back<T: Copy>(out: &mut TensorViewMut<'_, T>, values: &[T]) {
+    let l = &out.layout;
+    let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
+    let mut it = values.iter();
+    while let (Some([p]), Some(&v)) = (odo.next_offsets(), it.next()) {
+        out.data[p as usize] = v;
+    }
+}
+
+fn tensor<T: Copy>(values: Vec<T>, shape: &[usize]) -> Tensor<T> {
+    Tensor::from_vec(values, shape).expect("the output's element count was checked")
+}
+
+/// Reduces `src` into `index`'s cells along `opts.dim` (torch_scatter `scatter`).
+///
+/// `index` is broadcast against `src` (see the [module](self) rules); every value must lie in
+/// `[0, n)`.
+///
+/// # Errors
+/// A reduction other than sum, mean, mul, min, max (mean of bool); `dim` outside the rank; an
+/// index that does not broadcast; a negative or too-large index (naming `index`, its position
+/// and value); an output that cannot be allocated.
+pub fn scatter<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    let (v, _, shape) = reduce("scatter", Kind::Scatter, src, index, None, false, opts)?;
+    Ok(tensor(v, &shape))
+}
+
+/// [`scatter`] into `out`, whose values start each fold (torch_scatter's `out=`); its extent
+/// along `dim` is the output's. On error `out` is unchanged.
+///
+/// ```
+/// use tensor_scatter::segment::{scatter_out, SegmentOptions};
+/// use tensor_scatter::{TensorView, TensorViewMut};
+/// let mut out = [100i32, 200];
+/// scatter_out(
+///     &TensorView::new(&[1, 2, 3], &[3]).unwrap(),
+///     &TensorView::new(&[1u8, 1, 0], &[3]).unwrap(),
+///     &mut TensorViewMut::new(&mut out, &[2]).unwrap(),
+///     &SegmentOptions::new(),
+/// )
+/// .unwrap();
+/// assert_eq!(out, [103, 203]);
+/// ```
+///
+/// # Errors
+/// As [`scatter`], plus an `out` whose shape is not `src`'s off `dim`.
+pub fn scatter_out<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &SegmentOptions,
+) -> Result<()> {
+    let view = out.as_view();
+    let (v, _, _) = reduce(
+        "scatter",
+        Kind::Scatter,
+        src,
+        index,
+        Some(&view),
+        false,
+        opts,
+    )?;
+    write_back(out, &v);
+    Ok(())
+}
+
+/// `scatter_min` / `scatter_max`: the reduced values and, per cell, the position along `dim`
+/// of the element they came from (`src.shape[dim]` for an empty cell). `opts.reduce` must be
+/// `Min` or `Max`.
+///
+/// # Errors
+/// As [`scatter`], and any reduction other than min and max.
+pub fn scatter_arg<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<(Tensor<T>, Tensor<i64>)> {
+    let (v, a, shape) = reduce("scatter", Kind::Scatter, src, index, None, true, opts)?;
+    Ok((tensor(v, &shape), tensor(a.unwrap_or_default(), &shape)))
+}
+
+/// [`scatter_arg`] into `out` (whose values take part: a cell that keeps its own value gets
+/// position `src.shape[dim]`); returns the positions.
+///
+/// # Errors
+/// As [`scatter_arg`] and [`scatter_out`].
+pub fn scatter_arg_out<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<i64>> {
+    let view = out.as_view();
+    let (v, a, shape) = reduce(
+        "scatter",
+        Kind::Scatter,
+        src,
+        index,
+        Some(&view),
+        true,
+        opts,
+    )?;
+    write_back(out, &v);
+    Ok(tensor(a.unwrap_or_default(), &shape))
+}
+
+macro_rules! segment_forms {
+    ($kind:expr, $name:literal, $arg:ident, $plain:ident, $out:ident, $with_arg:ident, $arg_out:ident, $what:literal) => {
+        #[doc = concat!("`", $name, "`: ", $what)]
+        ///
+        /// # Errors
+        /// As [`scatter`], plus the order and range rules of the [module](self).
+        pub fn $plain<T: Element, I: IndexInt>(
+            src: &TensorView<'_, T>,
+            $arg: &TensorView<'_, I>,
+            opts: &SegmentOptions,
+        ) -> Result<Tensor<T>> {
+            let (v, _, shape) = reduce($name, $kind, src, $arg, None, false, opts)?;
+            Ok(tensor(v, &shape))
+        }
+
+        #[doc = concat!("[`", stringify!($plain), "`] into `out`, whose values start each fold. On error `out` is unchanged.")]
+        ///
+        /// # Errors
+        #[doc = concat!("As [`", stringify!($plain), "`] and [`scatter_out`].")]
+        pub fn $out<T: Element, I: IndexInt>(
+            src: &TensorView<'_, T>,
+            $arg: &TensorView<'_, I>,
+            out: &mut TensorViewMut<'_, T>,
+            opts: &SegmentOptions,
+        ) -> Result<()> {
+            let view = out.as_view();
+            let (v, _, _) = reduce($name, $kind, src, $arg, Some(&view), false, opts)?;
+            write_back(out, &v);
+            Ok(())
+        }
+
+        #[doc = concat!("[`", stringify!($plain), "`] with min or max and the positions (torch_scatter's `segment_min_*` / `segment_max_*`).")]
+        ///
+        /// # Errors
+        #[doc = concat!("As [`", stringify!($plain), "`] and [`scatter_arg`].")]
+        pub fn $with_arg<T: Element, I: IndexInt>(
+            src: &TensorView<'_, T>,
+            $arg: &TensorView<'_, I>,
+            opts: &SegmentOptions,
+        ) -> Result<(Tensor<T>, Tensor<i64>)> {
+            let (v, a, shape) = reduce($name, $kind, src, $arg, None, true, opts)?;
+            Ok((tensor(v, &shape), tensor(a.unwrap_or_default(), &shape)))
+        }
+
+        #[doc = concat!("[`", stringify!($with_arg), "`] into `out`; returns the positions.")]
+        ///
+        /// # Errors
+        #[doc = concat!("As [`", stringify!($with_arg), "`] and [`scatter_out`].")]
+        pub fn $arg_out<T: Element, I: IndexInt>(
+            src: &TensorView<'_, T>,
+            $arg: &TensorView<'_, I>,
+            out: &mut TensorViewMut<'_, T>,
+            opts: &SegmentOptions,
+        ) -> Result<Tensor<i64>> {
+            let view = out.as_view();
+            let (v, a, shape) = reduce($name, $kind, src, $arg, Some(&view), true, opts)?;
+            write_back(out, &v);
+            Ok(tensor(a.unwrap_or_default(), &shape))
+        }
+    };
+}
+
+segment_forms!(
+    Kind::Coo,
+    "segment_coo",
+    index,
+    segment_coo,
+    segment_coo_out,
+    segment_coo_arg,
+    segment_coo_arg_out,
+    "reduces `src` by a **sorted** `index` along `dim = index.ndim - 1` (its leading dims expand to src's). The same result as [`scatter`] with that dim, plus the check that every lane of `index` is non-decreasing."
+);
+segment_forms!(
+    Kind::Csr,
+    "segment_csr",
+    indptr,
+    segment_csr,
+    segment_csr_out,
+    segment_csr_arg,
+    segment_csr_arg_out,
+    "reduces `src` over the segments `[indptr[i], indptr[i + 1])` along `dim = indptr.ndim - 1` (leading dims expand to src's); the output has `indptr.shape[dim] - 1` cells along dim. Positions outside `[indptr[0], indptr[-1])` are not read."
+);

@@ -1,0 +1,472 @@
+//! Shapes and indices of the segment family: torch_scatter's index broadcasting, the read-only
+//! pass that checks every index (range, order) and reads it as `i64`, and the grouping of each
+//! lane's positions by destination.
+//!
+//! Every problem is put in one canonical form: `src` as `[b, e, k]` (the dims before `dim`,
+//! `dim`, the dims after it), the output as `[b, n, k]`. A *lane* is one 1-D problem along
+//! `e`: with an index that does not vary along the trailing dims a lane is a whole `b` and
+//! moves rows of `k` elements (row mode); otherwise every `(b, k)` is its own lane of single
+//! elements (element mode).
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::IndexInt;
+use crate::shape::{Odometer, numel, sat_product};
+use crate::view::TensorView;
+
+/// `[b, e, k]` of `src` around `dim`, and the output's `n`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dims {
+    pub(crate) b: usize,
+    pub(crate) e: usize,
+    pub(crate) k: usize,
+    pub(crate) n: usize,
+}
+
+/// Which positions the index varies over, after broadcasting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// One index row `[e]` for every lane.
+    Shared,
+    /// An index row per `b`, rows of `k` elements.
+    PerOuter,
+    /// An index row per `(b, k)`, single elements.
+    PerElement,
+}
+
+/// The index (or indptr) read as `i64`, lane-major: `[e]`, `[b, e]` or `[b, k, e]` by mode.
+pub(crate) struct Lanes {
+    pub(crate) mode: Mode,
+    pub(crate) values: Vec<i64>,
+    /// Length of one lane's row in `values`.
+    pub(crate) len: usize,
+}
+
+impl Lanes {
+    pub(crate) fn lane(&self, lane: usize) -> &[i64] {
+        let l = if self.mode == Mode::Shared { 0 } else { lane };
+        &self.values[l * self.len..(l + 1) * self.len]
+    }
+}
+
+/// torch_scatter's broadcast of `index` to `src`'s shape around `dim`: a 1-D index lies along
+/// `dim`; a lower-rank index gets trailing dims; then every dim of extent 1 expands. Returns
+/// the expanded index's strides (0 on expanded dims).
+pub(crate) fn broadcast_strides<I>(
+    op: &'static str,
+    arg: &'static str,
+    index: &TensorView<'_, I>,
+    src_shape: &[usize],
+    dim: usize,
+) -> Result<Vec<isize>> {
+    let (ishape, istrides) = (&index.layout.shape, &index.layout.strides);
+    let r = src_shape.len();
+    let mut shape = vec![1usize; r];
+    let mut strides = vec![0isize; r];
+    if ishape.len() == 1 && r > 0 {
+        shape[dim] = ishape[0];
+        strides[dim] = istrides[0];
+    } else if ishape.len() <= r {
+        shape[..ishape.len()].copy_from_slice(ishape);
+        strides[..ishape.len()].copy_from_slice(istrides);
+    } else {
+        return Err(Error::rank(
+            op,
+            arg,
+            format!("at most the rank of src ({r})"),
+            ishape.len(),
+        ));
+    }
+    for d in 0..r {
+        if shape[d] == src_shape[d] {
+            if shape[d] == 1 {
+                strides[d] = 0;
+            }
+        } else if shape[d] == 1 {
+            strides[d] = 0;
+        } else {
+            return Err(Error::shape(
+                op,
+                arg,
+                format!(
+                    "a shape that broadcasts to src's {src_shape:?} along dim {dim} (a 1-D index lies along dim; other dims of extent 1 expand)"
+                ),
+                ishape,
+            ));
+        }
+    }
+    Ok(strides)
+}
+
+/// The mode of an expanded index with `strides` over `src_shape` around `dim`.
+pub(crate) fn mode_of(src_shape: &[usize], strides: &[isize], dim: usize) -> Mode {
+    let varies =
+        |r: std::ops::Range<usize>| r.into_iter().any(|d| strides[d] != 0 && src_shape[d] > 1);
+    if varies(dim + 1..src_shape.len()) {
+        Mode::PerElement
+    } else if varies(0..dim) {
+        Mode::PerOuter
+    } else {
+        Mode::Shared
+    }
+}
+
+/// `[b, e, k]` of `shape` around `dim` (`e` = `shape[dim]`), with `n` set to 0.
+pub(crate) fn dims_of(shape: &[usize], dim: usize) -> Dims {
+    Dims {
+        b: sat_product(&shape[..dim]),
+        e: shape[dim],
+        k: sat_product(&shape[dim + 1..]),
+        n: 0,
+    }
+}
+
+/// Reads the expanded index (`strides` over `src_shape`, on `index`'s buffer) lane-major as
+/// `i64` (saturated), in the mode's layout. Allocation failure is an error.
+pub(crate) fn read_lanes<I: IndexInt>(
+    op: &'static str,
+    arg: &'static str,
+    index: &TensorView<'_, I>,
+    src_shape: &[usize],
+    strides: &[isize],
+    dim: usize,
+    mode: Mode,
+) -> Result<Lanes> {
+    // The walk: the lane dims in row-major order, then dim.
+    let mut order: Vec<usize> = match mode {
+        Mode::Shared => vec![],
+        Mode::PerOuter => (0..dim).collect(),
+        Mode::PerElement => (0..src_shape.len()).filter(|&d| d != dim).collect(),
+    };
+    order.push(dim);
+    let shape: Vec<usize> = order.iter().map(|&d| src_shape[d]).collect();
+    let st: Vec<isize> = order.iter().map(|&d| strides[d]).collect();
+    let total = if index.layout.numel == 0 {
+        0
+    } else {
+        numel(op, arg, &shape)?
+    };
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(total)
+        .map_err(|_| Error::out_of_memory(op, arg, total.saturating_mul(8)))?;
+    let mut odo = Odometer::new(&shape, [&st], [index.layout.offset as isize], total);
+    while let Some([p]) = odo.next_offsets() {
+        values.push(index.data[p as usize].to_i64_sat());
+    }
+    Ok(Lanes {
+        mode,
+        values,
+        len: src_shape[dim],
+    })
+}
+
+/// Every line of `index` along `dim`, as given (no broadcast), lane-major.
+pub(crate) fn own_lanes<I: IndexInt>(
+    op: &'static str,
+    arg: &'static str,
+    index: &TensorView<'_, I>,
+    dim: usize,
+) -> Result<Lanes> {
+    let l = &index.layout;
+    let mode = if dim == 0 {
+        Mode::Shared
+    } else {
+        Mode::PerOuter
+    };
+    read_lanes(op, arg, index, &l.shape, &l.strides, dim, mode)
+}
+
+/// The coordinate in `index` (as given, before broadcasting) of element `e` of `lane`.
+fn index_position(
+    index_shape: &[usize],
+    src_shape: &[usize],
+    dim: usize,
+    mode: Mode,
+    lane: usize,
+    e: usize,
+) -> Vec<usize> {
+    // The coordinate in src's shape, then restricted to the index's own dims.
+    let mut coord = vec![0usize; src_shape.len()];
+    let lane_dims: Vec<usize> = match mode {
+        Mode::Shared => vec![],
+        Mode::PerOuter => (0..dim).collect(),
+        Mode::PerElement => (0..src_shape.len()).filter(|&d| d != dim).collect(),
+    };
+    let mut rest = lane;
+    for &d in lane_dims.iter().rev() {
+        coord[d] = rest % src_shape[d].max(1);
+        rest /= src_shape[d].max(1);
+    }
+    coord[dim] = e;
+    if index_shape.len() == 1 && !src_shape.is_empty() {
+        return vec![e];
+    }
+    index_shape
+        .iter()
+        .zip(&coord)
+        .map(|(&s, &c)| if s == 1 { 0 } else { c })
+        .collect()
+}
+
+/// Where a value was read from, for error messages.
+pub(crate) struct Origin<'a> {
+    pub(crate) op: &'static str,
+    pub(crate) arg: &'static str,
+    pub(crate) index_shape: &'a [usize],
+    pub(crate) src_shape: &'a [usize],
+    pub(crate) dim: usize,
+}
+
+impl Origin<'_> {
+    fn position(&self, mode: Mode, lane: usize, e: usize) -> Vec<usize> {
+        index_position(self.index_shape, self.src_shape, self.dim, mode, lane, e)
+    }
+
+    fn out_of_range(&self, mode: Mode, lane: usize, e: usize, value: i64, size: usize) -> Error {
+        let position = self.position(mode, lane, e);
+        if value < 0 {
+            return Error::new(ErrorKind::NegativeIndex {
+                op: self.op,
+                arg: self.arg,
+                position,
+                value: i128::from(value),
+                dim: self.dim,
+            });
+        }
+        Error::new(ErrorKind::IndexOutOfRange {
+            op: self.op,
+            arg: self.arg,
+            position,
+            value: i128::from(value),
+            dim: self.dim,
+            size,
+        })
+    }
+}
+
+/// The output extent along `dim` when none is given: `max(index) + 1` over every element of
+/// `index` as given (torch_scatter's rule), 0 for an empty index. A negative value is an
+/// error here already.
+pub(crate) fn extent<I: IndexInt>(index: &TensorView<'_, I>, origin: &Origin<'_>) -> Result<usize> {
+    let l = &index.layout;
+    let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
+    let mut max = -1i64;
+    let mut bad = None;
+    while odo.next_with_coord(|c, [p]| {
+        let v = index.data[p as usize].to_i64_sat();
+        if v < 0 && bad.is_none() {
+            bad = Some((c.to_vec(), v));
+        }
+        max = max.max(v);
+    }) {
+        if let Some((position, v)) = bad.take() {
+            return Err(Error::new(ErrorKind::NegativeIndex {
+                op: origin.op,
+                arg: origin.arg,
+                position,
+                value: i128::from(v),
+                dim: origin.dim,
+            }));
+        }
+    }
+    // An index of i64::MAX (a saturated u64 too) would give an extent past any allocation.
+    max.checked_add(1)
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| Error::overflow(origin.op, origin.arg))
+}
+
+/// Checks every index value against `[0, n)` and, when `sorted`, that each lane is
+/// non-decreasing.
+pub(crate) fn check_index(
+    lanes: &Lanes,
+    n: usize,
+    sorted: bool,
+    origin: &Origin<'_>,
+) -> Result<()> {
+    let len = lanes.len.max(1);
+    for (p, &v) in lanes.values.iter().enumerate() {
+        if v < 0 || v as u64 >= n as u64 {
+            return Err(origin.out_of_range(lanes.mode, p / len, p % len, v, n));
+        }
+        if sorted && p % len > 0 && v < lanes.values[p - 1] {
+            return Err(Error::new(ErrorKind::InvalidArgument {
+                op: origin.op,
+                arg: origin.arg,
+                reason: format!(
+                    "must be sorted along dim {}, but {} at position {:?} follows {}",
+                    origin.dim,
+                    v,
+                    origin.position(lanes.mode, p / len, p % len),
+                    lanes.values[p - 1]
+                ),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every lane of `indptr` is non-decreasing within `[0, e]`.
+pub(crate) fn check_indptr(lanes: &Lanes, e: usize, origin: &Origin<'_>) -> Result<()> {
+    let len = lanes.len.max(1);
+    for (p, &v) in lanes.values.iter().enumerate() {
+        let (lane, at) = (p / len, p % len);
+        let bad = |reason: String| {
+            Error::new(ErrorKind::InvalidArgument {
+                op: origin.op,
+                arg: origin.arg,
+                reason: format!(
+                    "{reason} (value {v} at position {:?})",
+                    origin.position(lanes.mode, lane, at)
+                ),
+            })
+        };
+        if v < 0 || v as u64 > e as u64 {
+            return Err(bad(format!(
+                "every offset must lie in [0, {e}] (src's extent along dim {})",
+                origin.dim
+            )));
+        }
+        if at > 0 && v < lanes.values[p - 1] {
+            return Err(bad("offsets must be non-decreasing".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Where each destination's positions lie in one lane: segment `s` holds positions
+/// `order[starts[s]..starts[s + 1]]` (or `starts[s]..starts[s + 1]` themselves when the
+/// positions are already grouped, as for sorted and CSR input).
+#[derive(Default)]
+pub(crate) struct Groups {
+    pub(crate) starts: Vec<usize>,
+    pub(crate) order: Vec<usize>,
+    pub(crate) sorted: bool,
+}
+
+impl Groups {
+    /// Scratch for lanes of `e` positions into `n` segments, allocated fallibly.
+    pub(crate) fn with_capacity(
+        op: &'static str,
+        n: usize,
+        e: usize,
+        sorted: bool,
+    ) -> Result<Groups> {
+        let mut g = Groups {
+            sorted,
+            ..Groups::default()
+        };
+        let oom = |c: usize| Error::out_of_memory(op, "index", c.saturating_mul(8));
+        let n1 = n
+            .checked_add(1)
+            .ok_or_else(|| Error::overflow(op, "dim_size"))?;
+        g.starts.try_reserve_exact(n1).map_err(|_| oom(n1))?;
+        if !sorted {
+            g.order.try_reserve_exact(e).map_err(|_| oom(e))?;
+        }
+        Ok(g)
+    }
+
+    /// Groups one lane of checked index values in `[0, n)`: a stable counting sort, or (for
+    /// a sorted lane) the boundaries alone.
+    pub(crate) fn fill_from_index(&mut self, idx: &[i64], n: usize) {
+        self.starts.clear();
+        self.starts.resize(n + 1, 0);
+        if self.sorted {
+            let mut at = 0;
+            for (s, start) in self.starts.iter_mut().enumerate() {
+                while at < idx.len() && (idx[at] as usize) < s {
+                    at += 1;
+                }
+                *start = at;
+            }
+            return;
+        }
+        for &v in idx {
+            self.starts[v as usize + 1] += 1;
+        }
+        for s in 0..n {
+            self.starts[s + 1] += self.starts[s];
+        }
+        self.order.clear();
+        self.order.resize(idx.len(), 0);
+        // `next[s]` is where segment s's next position goes; starts[s] is reused for it and
+        // restored after.
+        for (e, &v) in idx.iter().enumerate() {
+            let s = v as usize;
+            self.order[self.starts[s]] = e;
+            self.starts[s] += 1;
+        }
+        for s in (1..=n).rev() {
+            self.starts[s] = self.starts[s - 1];
+        }
+        self.starts[0] = 0;
+    }
+
+    /// Takes one lane of checked CSR offsets as the boundaries.
+    pub(crate) fn fill_from_indptr(&mut self, indptr: &[i64]) {
+        self.starts.clear();
+        self.starts.extend(indptr.iter().map(|&v| v as usize));
+    }
+
+    /// The positions of segment `s`.
+    #[inline]
+    pub(crate) fn positions(&self, s: usize) -> Positions<'_> {
+        let (lo, hi) = (self.starts[s], self.starts[s + 1]);
+        if self.sorted {
+            Positions::Range(lo..hi)
+        } else {
+            Positions::Order {
+                all: &self.order,
+                at: lo,
+                end: hi,
+            }
+        }
+    }
+
+    /// How many positions segments `lo..hi` hold.
+    pub(crate) fn count(&self, lo: usize, hi: usize) -> usize {
+        self.starts[hi] - self.starts[lo]
+    }
+}
+
+/// The positions of one segment, in index order.
+pub(crate) enum Positions<'a> {
+    Range(std::ops::Range<usize>),
+    /// `all[at..end]`; the positions after `end` are the next segments' (for prefetching).
+    Order {
+        all: &'a [usize],
+        at: usize,
+        end: usize,
+    },
+}
+
+impl Positions<'_> {
+    /// The position `d` places after the next one, when it is a random one (unsorted input)
+    /// that exists.
+    #[inline]
+    pub(crate) fn ahead(&self, d: usize) -> Option<usize> {
+        match self {
+            Positions::Range(_) => None,
+            Positions::Order { all, at, .. } => all.get(at + d).copied(),
+        }
+    }
+}
+
+impl Iterator for Positions<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Positions::Range(r) => r.next(),
+            Positions::Order { all, at, end } => {
+                if at < end {
+                    *at += 1;
+                    Some(all[*at - 1])
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}

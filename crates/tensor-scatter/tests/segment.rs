@@ -1,0 +1,269 @@
+//! The segment family (torch_scatter's API): documented examples, the rules where we depart
+//! from torch_scatter, errors, and bit-identical results at several thread counts on inputs
+//! large enough to run in parallel.
+
+use tensor_scatter::segment::{
+    self, SegmentOptions, gather_coo, gather_csr, scatter, scatter_arg, segment_coo, segment_csr,
+};
+use tensor_scatter::{ErrorKind, Par, Reduction, TensorView, TensorViewMut};
+
+fn v<'a, T: Copy>(data: &'a [T], shape: &[usize]) -> TensorView<'a, T> {
+    TensorView::new(data, shape).unwrap()
+}
+
+#[test]
+fn torch_scatter_readme_example() {
+    // torch_scatter's README: src [[2,0,1,4,3],[0,2,1,3,4]], index [[4,5,4,2,3],[0,0,2,2,1]].
+    let src = [2.0f32, 0., 1., 4., 3., 0., 2., 1., 3., 4.];
+    let index = [4i64, 5, 4, 2, 3, 0, 0, 2, 2, 1];
+    let opts = SegmentOptions::new().reduce(Reduction::Max);
+    let (out, arg) = scatter_arg(&v(&src, &[2, 5]), &v(&index, &[2, 5]), &opts).unwrap();
+    assert_eq!(out.shape(), &[2, 6]);
+    assert_eq!(
+        out.as_slice(),
+        &[0., 0., 4., 3., 2., 0., 2., 4., 3., 0., 0., 0.]
+    );
+    assert_eq!(arg.as_slice(), &[5, 5, 3, 4, 0, 1, 1, 4, 3, 5, 5, 5]);
+}
+
+#[test]
+fn a_one_d_index_lies_along_dim_and_broadcasts() {
+    // torch_scatter's docstring: src [10, 6, 64], index of 6, dim 1 -> [10, 3, 64].
+    let src: Vec<f64> = (0..10 * 6 * 64).map(|i| i as f64).collect();
+    let index = [0i64, 1, 0, 1, 2, 1];
+    let out = scatter(
+        &v(&src, &[10, 6, 64]),
+        &v(&index, &[6]),
+        &SegmentOptions::new().dim(1),
+    )
+    .unwrap();
+    assert_eq!(out.shape(), &[10, 3, 64]);
+    let at = |b: usize, e: usize, k: usize| src[(b * 6 + e) * 64 + k];
+    let o = out.as_slice();
+    assert_eq!(
+        o[(9 * 3 + 1) * 64 + 7],
+        at(9, 1, 7) + at(9, 3, 7) + at(9, 5, 7)
+    );
+    assert_eq!(o[(2 * 3 + 2) * 64 + 63], at(2, 4, 63));
+}
+
+#[test]
+fn departures_from_torch_scatter_are_as_documented() {
+    // A cell whose minimum is +inf reports it (torch_scatter: 0); an empty cell is 0.
+    let src = [f32::INFINITY, f32::INFINITY, 1.0];
+    let idx = [0i64, 0, 2];
+    let opts = SegmentOptions::new().reduce(Reduction::Min);
+    let out = scatter(&v(&src, &[3]), &v(&idx, &[3]), &opts).unwrap();
+    assert_eq!(out.as_slice(), &[f32::INFINITY, 0.0, 1.0]);
+    // Integer mean rounds toward -inf: (-3 + -4) / 2 = -3.5 -> -4.
+    let out = scatter(
+        &v(&[-3i32, -4], &[2]),
+        &v(&[0u8, 0], &[2]),
+        &SegmentOptions::new().reduce(Reduction::Mean),
+    )
+    .unwrap();
+    assert_eq!(out.as_slice(), &[-4]);
+    // NaN propagates and arg points at the first NaN.
+    let src = [1.0f64, f64::NAN, 5.0, f64::NAN];
+    let (out, arg) = scatter_arg(
+        &v(&src, &[4]),
+        &v(&[0i64, 0, 0, 0], &[4]),
+        &SegmentOptions::new().reduce(Reduction::Max),
+    )
+    .unwrap();
+    assert!(out.as_slice()[0].is_nan());
+    assert_eq!(arg.as_slice(), &[1]);
+    // With out, mean counts out's value: (10 + 2 + 4) / 3.
+    let mut out = [10.0f32];
+    segment::scatter_out(
+        &v(&[2.0f32, 4.0], &[2]),
+        &v(&[0i64, 0], &[2]),
+        &mut TensorViewMut::new(&mut out, &[1]).unwrap(),
+        &SegmentOptions::new().reduce(Reduction::Mean),
+    )
+    .unwrap();
+    assert_eq!(out, [16.0 / 3.0]);
+}
+
+#[test]
+fn f16_sums_accumulate_in_f32_and_round_once() {
+    use tensor_scatter::half::f16;
+    let src = vec![f16::ONE; 3000];
+    let idx = vec![0i32; 3000];
+    let out = scatter(&v(&src, &[3000]), &v(&idx, &[3000]), &SegmentOptions::new()).unwrap();
+    assert_eq!(out.as_slice(), &[f16::from_f32(3000.0)]);
+}
+
+#[test]
+fn segments_sorted_and_csr() {
+    let src = [1.0f32, 2., 3., 4., 5., 6.];
+    let idx = [0i64, 0, 1, 1, 1, 3];
+    let coo = segment_coo(&v(&src, &[6]), &v(&idx, &[6]), &SegmentOptions::new()).unwrap();
+    assert_eq!(coo.as_slice(), &[3., 12., 0., 6.]);
+    let indptr = [0i64, 2, 5, 5, 6];
+    let csr = segment_csr(&v(&src, &[6]), &v(&indptr, &[5]), &SegmentOptions::new()).unwrap();
+    assert_eq!(csr.as_slice(), coo.as_slice());
+    let (mx, arg) = segment::segment_csr_arg(
+        &v(&src, &[6]),
+        &v(&indptr, &[5]),
+        &SegmentOptions::new().reduce(Reduction::Max),
+    )
+    .unwrap();
+    assert_eq!(
+        (mx.as_slice(), arg.as_slice()),
+        (&[2., 5., 0., 6.][..], &[1, 4, 6, 5][..])
+    );
+    // The inverses.
+    let back = gather_csr(&csr.view(), &v(&indptr, &[5]), &SegmentOptions::new()).unwrap();
+    assert_eq!(back.as_slice(), &[3., 3., 12., 12., 12., 6.]);
+    let back = gather_coo(&coo.view(), &v(&idx, &[6]), &SegmentOptions::new()).unwrap();
+    assert_eq!(back.as_slice(), &[3., 3., 12., 12., 12., 6.]);
+}
+
+#[test]
+fn errors_name_the_argument_position_and_value() {
+    let src = [1.0f32; 4];
+    let e = scatter(
+        &v(&src, &[4]),
+        &v(&[0i64, 1, 5, 0], &[4]),
+        &SegmentOptions::new().dim_size(3),
+    )
+    .unwrap_err();
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::IndexOutOfRange { arg: "index", position, value: 5, size: 3, .. } if position == &[2]
+    ));
+    let e = scatter(
+        &v(&src, &[4]),
+        &v(&[0i64, -1, 0, 0], &[4]),
+        &SegmentOptions::new(),
+    )
+    .unwrap_err();
+    assert!(e.is_negative_index() && e.arg() == "index", "{e}");
+    let e = segment_coo(
+        &v(&src, &[4]),
+        &v(&[0i64, 2, 1, 3], &[4]),
+        &SegmentOptions::new(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("sorted"), "{e}");
+    let e = segment_csr(
+        &v(&src, &[4]),
+        &v(&[0i64, 3, 2], &[3]),
+        &SegmentOptions::new(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("non-decreasing") && e.arg() == "indptr",
+        "{e}"
+    );
+    let e = segment_csr(&v(&src, &[4]), &v(&[0i64, 5], &[2]), &SegmentOptions::new()).unwrap_err();
+    assert!(e.to_string().contains("[0, 4]"), "{e}");
+    let e = scatter(
+        &v(&src, &[4]),
+        &v(&[0i64; 4], &[4]),
+        &SegmentOptions::new().reduce(Reduction::Sub),
+    )
+    .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::UnsupportedReduction { .. }));
+    let e = scatter_arg(&v(&src, &[4]), &v(&[0i64; 4], &[4]), &SegmentOptions::new()).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::UnsupportedReduction { .. }));
+    let e = scatter(
+        &v(&[true], &[1]),
+        &v(&[0i64], &[1]),
+        &SegmentOptions::new().reduce(Reduction::Mean),
+    )
+    .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::UnsupportedReduction { .. }));
+    // A 2-D index that does not broadcast.
+    let e = scatter(
+        &v(&src, &[2, 2]),
+        &v(&[0i64; 6], &[2, 3]),
+        &SegmentOptions::new(),
+    )
+    .unwrap_err();
+    assert!(e.is_shape_error() && e.arg() == "index", "{e}");
+    // An output too large to exist is an error, not an abort.
+    let e = scatter(
+        &v(&src, &[4, 1]),
+        &v(&[0i64; 4], &[4]),
+        &SegmentOptions::new().dim(0).dim_size(1 << 60),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::OutOfMemory { .. } | ErrorKind::SizeOverflow { .. }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn out_is_untouched_on_error() {
+    let mut out = [7.0f32; 3];
+    let r = segment::scatter_out(
+        &v(&[1.0f32, 2.0], &[2]),
+        &v(&[0i64, 3], &[2]),
+        &mut TensorViewMut::new(&mut out, &[3]).unwrap(),
+        &SegmentOptions::new(),
+    );
+    assert!(r.unwrap_err().is_index_out_of_range());
+    assert_eq!(out, [7.0; 3]);
+}
+
+/// xorshift, for inputs large enough to be cut into tasks.
+fn values(n: usize, seed: u64, modulo: u64) -> Vec<u64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % modulo
+        })
+        .collect()
+}
+
+#[test]
+fn any_thread_count_gives_the_same_bits() {
+    let (e, n, f) = (60_000usize, 700usize, 24usize);
+    let src: Vec<f32> = values(e * f, 7, 2001)
+        .iter()
+        .map(|&x| x as f32 / 7.0 - 100.0)
+        .collect();
+    let idx: Vec<i64> = values(e, 9, n as u64).iter().map(|&x| x as i64).collect();
+    let mut sorted = idx.clone();
+    sorted.sort_unstable();
+    let per_elem: Vec<i64> = values(e * f, 11, n as u64)
+        .iter()
+        .map(|&x| x as i64)
+        .collect();
+    for red in [
+        Reduction::Add,
+        Reduction::Mean,
+        Reduction::Max,
+        Reduction::Min,
+        Reduction::Mul,
+    ] {
+        let run = |threads: usize| {
+            let o = SegmentOptions::new()
+                .dim(0)
+                .dim_size(n)
+                .reduce(red)
+                .par(Par::threads_exact(threads));
+            let sv = v(&src, &[e, f]);
+            let a = scatter(&sv, &v(&idx, &[e]), &o).unwrap().into_vec();
+            let b = segment_coo(&sv, &v(&sorted, &[e]), &o).unwrap().into_vec();
+            let c = scatter(&sv, &v(&per_elem, &[e, f]), &o).unwrap().into_vec();
+            let d = matches!(red, Reduction::Min | Reduction::Max)
+                .then(|| scatter_arg(&sv, &v(&idx, &[e]), &o).unwrap().1.into_vec());
+            let bits = |x: Vec<f32>| x.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+            (bits(a), bits(b), bits(c), d)
+        };
+        let one = run(1);
+        for t in [2, 3, 4] {
+            assert!(run(t) == one, "{red:?}: {t} threads differ from 1");
+        }
+    }
+}
