@@ -267,3 +267,47 @@ fn any_thread_count_gives_the_same_bits() {
         }
     }
 }
+
+#[test]
+fn composites_define_their_edge_cases() {
+    use tensor_scatter::segment::{
+        scatter_log_softmax, scatter_logsumexp, scatter_softmax, scatter_std,
+    };
+    let inf = f64::INFINITY;
+    // Cells: 0 = {1, 2}, 1 = {}, 2 = {-inf, -inf}, 3 = {+inf, 0}, 4 = {NaN, 1}.
+    let src = [1.0, 2.0, -inf, -inf, inf, 0.0, f64::NAN, 1.0];
+    let idx = [0i64, 0, 2, 2, 3, 3, 4, 4];
+    let o = SegmentOptions::new();
+    let lse = scatter_logsumexp(&v(&src, &[8]), &v(&idx, &[8]), &o).unwrap();
+    let l = lse.as_slice();
+    assert_eq!(l[0], 2.0 + (1.0 + (-1.0f64).exp()).ln());
+    assert_eq!((l[1], l[2], l[3]), (-inf, -inf, inf));
+    assert!(l[4].is_nan());
+    let sm = scatter_softmax(&v(&src, &[8]), &v(&idx, &[8]), &o).unwrap();
+    let s = sm.as_slice();
+    assert!((s[0] + s[1] - 1.0).abs() < 1e-15 && s[1] > s[0]);
+    assert!(s[2..].iter().all(|x| x.is_nan()), "{s:?}");
+    let ls = scatter_log_softmax(&v(&src, &[8]), &v(&idx, &[8]), &o).unwrap();
+    assert!((ls.as_slice()[0] - s[0].ln()).abs() < 1e-15);
+    // std: {1, 3} -> sqrt(2) unbiased, 1 biased; one element -> 0; empty -> 0.
+    let src = [1.0f32, 3.0, 5.0];
+    let idx = [0i64, 0, 2];
+    let o = SegmentOptions::new().dim_size(4);
+    let u = scatter_std(&v(&src, &[3]), &v(&idx, &[3]), true, &o).unwrap();
+    assert_eq!(u.as_slice(), &[2f32.sqrt(), 0.0, 0.0, 0.0]);
+    let b = scatter_std(&v(&src, &[3]), &v(&idx, &[3]), false, &o).unwrap();
+    assert_eq!(b.as_slice(), &[1.0, 0.0, 0.0, 0.0]);
+    // Integer data is refused by the dynamic entry point with a type error.
+    let e = tensor_scatter::segment_dyn(
+        tensor_scatter::SegmentOp::Softmax,
+        &tensor_scatter::DynTensor::from_vec(vec![1i32], &[1]).unwrap(),
+        &tensor_scatter::DynTensor::from_vec(vec![0i64], &[1]).unwrap(),
+        &SegmentOptions::new(),
+        false,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::UnsupportedDType { arg: "src", .. }),
+        "{e}"
+    );
+}

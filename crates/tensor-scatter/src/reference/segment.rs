@@ -6,7 +6,7 @@
 //! for min and max and are `src.shape[dim]` everywhere for the other reductions.
 
 use super::{coords, flat};
-use crate::segment::SegmentOptions;
+use crate::segment::{Float, Real, SegmentOptions};
 use crate::{Element, Error, ErrorKind, IndexInt, Reduction, Result, Tensor, TensorView};
 
 /// Which of the three reductions.
@@ -159,15 +159,23 @@ fn fold_cell<T: Element>(
     }
 }
 
-/// torch_scatter's `scatter` / `segment_coo` / `segment_csr` (values and positions), with
-/// `out` supplying starting values. Errors carry the right kind only (no positions).
-pub fn reduce<T: Element, I: IndexInt>(
+/// Every output cell's contributions `(position along dim, value)` in index order, and the
+/// cell of every src element (row-major; `None` outside every segment).
+struct Contributions<T> {
+    oshape: Vec<usize>,
+    cells: Vec<Vec<usize>>,
+    items: Vec<Vec<(usize, T)>>,
+    owner: Vec<Option<usize>>,
+    e: usize,
+}
+
+fn contributions<T: Element, I: IndexInt>(
     form: Form,
     src: &TensorView<'_, T>,
     index: &TensorView<'_, I>,
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
-) -> Result<(Tensor<T>, Tensor<i64>)> {
+) -> Result<Contributions<T>> {
     let r = opts.reduce;
     if !matches!(
         r,
@@ -246,14 +254,19 @@ pub fn reduce<T: Element, I: IndexInt>(
     // Every cell's contributions, in index order.
     let cells = coords(&oshape);
     let mut items: Vec<Vec<(usize, T)>> = vec![vec![]; cells.len()];
+    let mut owner = Vec::new();
     if form == Form::Csr {
         check_lines(index, dim, e)?;
         for c in coords(&sshape) {
-            if let Some(s) = segment_of(index, &c, dim, n) {
+            let at = segment_of(index, &c, dim, n).map(|s| {
                 let mut oc = c.clone();
                 oc[dim] = s;
-                items[flat(&oshape, &oc)].push((c[dim], src.get(&c).unwrap_or_default()));
+                flat(&oshape, &oc)
+            });
+            if let Some(f) = at {
+                items[f].push((c[dim], src.get(&c).unwrap_or_default()));
             }
+            owner.push(at);
         }
     } else {
         for c in coords(&sshape) {
@@ -270,9 +283,37 @@ pub fn reduce<T: Element, I: IndexInt>(
             }
             let mut oc = c.clone();
             oc[dim] = v as usize;
-            items[flat(&oshape, &oc)].push((c[dim], src.get(&c).unwrap_or_default()));
+            let f = flat(&oshape, &oc);
+            items[f].push((c[dim], src.get(&c).unwrap_or_default()));
+            owner.push(Some(f));
         }
     }
+    Ok(Contributions {
+        oshape,
+        cells,
+        items,
+        owner,
+        e,
+    })
+}
+
+/// torch_scatter's `scatter` / `segment_coo` / `segment_csr` (values and positions), with
+/// `out` supplying starting values. Errors carry the right kind only (no positions).
+pub fn reduce<T: Element, I: IndexInt>(
+    form: Form,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<(Tensor<T>, Tensor<i64>)> {
+    let Contributions {
+        oshape,
+        cells,
+        items,
+        e,
+        ..
+    } = contributions(form, src, index, out, opts)?;
+    let r = opts.reduce;
     let mut values = Vec::with_capacity(cells.len());
     let mut args = Vec::with_capacity(cells.len());
     for (cell, its) in cells.iter().zip(&items) {
@@ -342,4 +383,109 @@ pub fn gather<T: Element, I: IndexInt>(
         });
     }
     Tensor::from_vec(values, &oshape)
+}
+
+/// The composites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Composite {
+    /// `scatter_softmax`.
+    Softmax,
+    /// `scatter_log_softmax`.
+    LogSoftmax,
+    /// `scatter_logsumexp`.
+    LogSumExp,
+    /// `scatter_std`.
+    Std {
+        /// Divide by `n - 1`.
+        unbiased: bool,
+    },
+}
+
+/// The composites, literally: per cell, `m` = the NaN-propagating maximum and
+/// `s = Σ exp(x - m)` in index order, or the mean and the sum of squared deviations, in the
+/// compute type; then the formulas of [`segment`](crate::segment)'s composites.
+pub fn composite<T: Float, I: IndexInt>(
+    what: Composite,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    let c = contributions(
+        Form::Scatter,
+        src,
+        index,
+        None,
+        &opts.reduce(Reduction::Add),
+    )?;
+    let stats: Vec<(T::Acc, T::Acc, u64)> = c
+        .items
+        .iter()
+        .map(|its| {
+            let xs: Vec<T::Acc> = its.iter().map(|&(_, x)| x.to_acc()).collect();
+            let n = xs.len() as u64;
+            if let Composite::Std { .. } = what {
+                let mut sum = T::Acc::ZERO;
+                for &x in &xs {
+                    sum = sum + x;
+                }
+                let mean = sum / T::Acc::count(n.max(1));
+                let mut sq = T::Acc::ZERO;
+                for &x in &xs {
+                    sq = sq + (x - mean) * (x - mean);
+                }
+                return (sq, T::Acc::ZERO, n);
+            }
+            let mut m = T::Acc::NEG_INF;
+            for &x in &xs {
+                if !m.is_nan() && (x.is_nan() || x > m) {
+                    m = x;
+                }
+            }
+            let mut s = T::Acc::ZERO;
+            for &x in &xs {
+                s = s + (x - m).exp();
+            }
+            (m, s, n)
+        })
+        .collect();
+    let values: Vec<T> = match what {
+        Composite::LogSumExp => stats
+            .iter()
+            .map(|&(m, s, _)| {
+                T::from_acc(if m == T::Acc::INF || m == T::Acc::NEG_INF {
+                    m
+                } else {
+                    m + s.ln()
+                })
+            })
+            .collect(),
+        Composite::Std { unbiased } => stats
+            .iter()
+            .map(|&(sq, _, n)| {
+                let d = if unbiased { n.saturating_sub(1) } else { n }.max(1);
+                T::from_acc((sq / T::Acc::count(d)).sqrt())
+            })
+            .collect(),
+        Composite::Softmax | Composite::LogSoftmax => {
+            let xs: Vec<T> = coords(src.shape())
+                .iter()
+                .map(|p| src.get(p).unwrap_or_default())
+                .collect();
+            let v = xs
+                .iter()
+                .zip(&c.owner)
+                .map(|(&x, o)| {
+                    let (m, s, _) = stats[o.unwrap_or(0)];
+                    let x = x.to_acc();
+                    T::from_acc(if what == Composite::Softmax {
+                        (x - m).exp() / s
+                    } else {
+                        (x - m) - s.ln()
+                    })
+                })
+                .collect();
+            return Tensor::from_vec(v, src.shape());
+        }
+    };
+    Tensor::from_vec(values, &c.oshape)
 }

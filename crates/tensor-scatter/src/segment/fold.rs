@@ -56,14 +56,14 @@ impl Source<'_> {
 }
 
 /// One task's output rows and scratch.
-struct Task<'o, T: Element> {
-    out: &'o mut [T],
+struct Task<'o, O, A> {
+    out: &'o mut [O],
     arg: Option<&'o mut [i64]>,
-    acc: Vec<T::Wide>,
+    acc: Vec<A>,
     groups: Groups,
 }
 
-/// Runs the fold into `out` (lane-major `[lanes, n, width]`: `[b, n, k]` in row modes,
+/// Runs the reduction into `out` (lane-major `[lanes, n, width]`: `[b, n, k]` in row modes,
 /// `[b, k, n]` in element mode), and the positions into `arg` for min and max when given.
 /// With `include_self`, `out` holds the starting values.
 pub(crate) fn run<T: Element>(
@@ -74,6 +74,46 @@ pub(crate) fn run<T: Element>(
     out: &mut [T],
     arg: Option<&mut [i64]>,
 ) -> Result<()> {
+    let w = width(p);
+    let acc_len = if is_sum_like(p.reduce) { w } else { 0 };
+    let zero = <T::Wide as Element>::identity(Reduction::Add);
+    run_cells(
+        op,
+        ctx,
+        p,
+        source,
+        out,
+        arg,
+        (acc_len, zero),
+        |base, pos, out, arg, acc| fold_cell(p, base, pos, out, arg, acc),
+    )
+}
+
+/// Elements per output row: `k` in row modes, 1 in element mode.
+pub(crate) fn width<T>(p: &Problem<'_, T>) -> usize {
+    if p.mode == Mode::PerElement {
+        1
+    } else {
+        p.dims.k
+    }
+}
+
+/// The task machinery of every segment kernel: groups each lane's positions, cuts the
+/// output rows (`O` elements, lane-major as in [`run`]) into tasks, and calls
+/// `cell(base, positions, row, arg_row, scratch)` for every output row, with `base` the
+/// position in `src` of the lane's first element and a scratch of `scratch.0` copies of
+/// `scratch.1` per task.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
+    op: &'static str,
+    ctx: Ctx,
+    p: &Problem<'_, T>,
+    source: &Source<'_>,
+    out: &mut [O],
+    arg: Option<&mut [i64]>,
+    scratch: (usize, A),
+    cell: impl Fn(usize, Positions<'_>, &mut [O], Option<&mut [i64]>, &mut [A]) + Sync,
+) -> Result<()> {
     let d = p.dims;
     let (lanes, w) = if p.mode == Mode::PerElement {
         (d.b * d.k, 1)
@@ -83,9 +123,10 @@ pub(crate) fn run<T: Element>(
     if out.is_empty() {
         return Ok(());
     }
-    let bytes = (p.src.len() + out.len()).saturating_mul(std::mem::size_of::<T>());
+    let bytes = p.src.len().saturating_mul(std::mem::size_of::<T>())
+        + out.len().saturating_mul(std::mem::size_of::<O>());
     let tasks = ctx.tasks(bytes, 4).max(1);
-    let acc_len = if is_sum_like(p.reduce) { w } else { 0 };
+    let (acc_len, acc_init) = scratch;
 
     let shared = source.lanes().mode == Mode::Shared;
     // Output rows of each task: flat cells (`lane * n + segment`) when the grouping is
@@ -117,7 +158,7 @@ pub(crate) fn run<T: Element>(
         });
         let mut acc = Vec::new();
         acc.try_reserve_exact(acc_len).map_err(|_| oom(acc_len))?;
-        acc.resize(acc_len, <T::Wide as Element>::identity(Reduction::Add));
+        acc.resize(acc_len, acc_init);
         let groups = if shared {
             Groups::default()
         } else {
@@ -137,13 +178,12 @@ pub(crate) fn run<T: Element>(
         if shared {
             for c in lo..hi {
                 let (lane, s) = (c / d.n, c % d.n);
-                let cell = (c - lo) * w;
-                fold_cell(
-                    p,
+                let at = (c - lo) * w;
+                cell(
                     lane_base(p, lane),
                     one.positions(s),
-                    &mut task.out[cell..cell + w],
-                    task.arg.as_deref_mut().map(|a| &mut a[cell..cell + w]),
+                    &mut task.out[at..at + w],
+                    task.arg.as_deref_mut().map(|a| &mut a[at..at + w]),
                     &mut task.acc,
                 );
             }
@@ -153,13 +193,12 @@ pub(crate) fn run<T: Element>(
             source.fill(&mut task.groups, lane, d.n);
             let at = (lane - lo) * d.n * w;
             for s in 0..d.n {
-                let cell = at + s * w;
-                fold_cell(
-                    p,
+                let at = at + s * w;
+                cell(
                     lane_base(p, lane),
                     task.groups.positions(s),
-                    &mut task.out[cell..cell + w],
-                    task.arg.as_deref_mut().map(|a| &mut a[cell..cell + w]),
+                    &mut task.out[at..at + w],
+                    task.arg.as_deref_mut().map(|a| &mut a[at..at + w]),
                     &mut task.acc,
                 );
             }
@@ -196,13 +235,37 @@ fn is_sum_like(r: Reduction) -> bool {
 
 /// Position in `src` of element `[lane, 0]`; rows follow every `k` elements.
 #[inline]
-fn lane_base<T>(p: &Problem<'_, T>, lane: usize) -> usize {
+pub(crate) fn lane_base<T>(p: &Problem<'_, T>, lane: usize) -> usize {
     let d = p.dims;
     if p.mode == Mode::PerElement {
         (lane / d.k) * d.e * d.k + lane % d.k
     } else {
         lane * d.e * d.k
     }
+}
+
+/// The rows (`w` elements from `base + position * k`) of one segment, with their positions.
+/// Unsorted input reads rows in random order: each row's lines are asked for
+/// `SEGMENT_PREFETCH_ROWS` rows ahead, so the loads overlap.
+#[inline]
+pub(crate) fn rows<'s, T: Element>(
+    p: &Problem<'s, T>,
+    base: usize,
+    mut pos: Positions<'s>,
+    w: usize,
+) -> impl Iterator<Item = (usize, &'s [T])> + 's {
+    let (k, src) = (p.dims.k, p.src);
+    let bytes = (w * std::mem::size_of::<T>()).min(1024);
+    std::iter::from_fn(move || {
+        if let Some(a) = pos.ahead(SEGMENT_PREFETCH_ROWS) {
+            let row = src[base + a * k..].as_ptr();
+            for off in (0..bytes).step_by(256) {
+                prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
+            }
+        }
+        let at = pos.next()?;
+        Some((at, &src[base + at * k..base + at * k + w]))
+    })
 }
 
 /// Folds one segment's rows into `out` (`out.len()` elements each).
@@ -215,22 +278,8 @@ fn fold_cell<T: Element>(
     arg: Option<&mut [i64]>,
     acc: &mut [T::Wide],
 ) {
-    let (k, e, w) = (p.dims.k, p.dims.e, out.len());
-    let src = p.src;
-    // Unsorted input reads rows in random order: each row's lines are asked for
-    // `SEGMENT_PREFETCH_ROWS` rows ahead, so the loads overlap.
-    let bytes = (w * std::mem::size_of::<T>()).min(1024);
-    let mut pos = pos;
-    let rows = std::iter::from_fn(move || {
-        if let Some(a) = pos.ahead(SEGMENT_PREFETCH_ROWS) {
-            let row = src[base + a * k..].as_ptr();
-            for off in (0..bytes).step_by(256) {
-                prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
-            }
-        }
-        let at = pos.next()?;
-        Some((at, &src[base + at * k..base + at * k + w]))
-    });
+    let rows = rows(p, base, pos, out.len());
+    let e = p.dims.e;
     match p.reduce {
         Reduction::Mul => sum_like::<T, MulC>(rows, out, acc, p.include_self, Reduction::Mul),
         Reduction::Mean => sum_like::<T, AddC>(rows, out, acc, p.include_self, Reduction::Mean),

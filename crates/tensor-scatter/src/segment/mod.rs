@@ -48,10 +48,15 @@
 //! assert_eq!(arg.as_slice(), &[3, 3, 4, 4, 2, 2]); // node 1 received nothing: 4 = src.shape[0]
 //! ```
 
+mod composite;
 mod fold;
 mod gather;
 mod plan;
 
+#[doc(hidden)]
+pub use composite::Real;
+pub(crate) use composite::not_float;
+pub use composite::{Float, scatter_log_softmax, scatter_logsumexp, scatter_softmax, scatter_std};
 pub use gather::{gather_coo, gather_csr};
 
 use fold::{Problem, Source};
@@ -135,39 +140,27 @@ enum Kind {
     Csr,
 }
 
-/// The reduced values, and the positions when asked for.
-type Reduced<T> = (Vec<T>, Option<Vec<i64>>, Vec<usize>);
+/// A checked problem: geometry, the index read per lane, and `src` as one contiguous slice.
+pub(crate) struct Prepared<'s, T: Clone> {
+    pub(crate) dims: Dims,
+    pub(crate) mode: Mode,
+    pub(crate) lanes: Lanes,
+    pub(crate) out_shape: Vec<usize>,
+    pub(crate) total: usize,
+    pub(crate) src: std::borrow::Cow<'s, [T]>,
+    pub(crate) dim: usize,
+}
 
-/// The whole data path: shapes, the index pass, then the kernel into fresh buffers.
-/// `out` (when given) supplies the output's extent and starting values; nothing is written to
-/// it here.
-fn reduce<T: Element, I: IndexInt>(
+/// Shapes, then the read-only pass over every index value (range, order), then `src` as a
+/// contiguous slice (copied only when strided).
+fn prepare<'s, T: Element, I: IndexInt>(
     op: &'static str,
     kind: Kind,
-    src: &TensorView<'_, T>,
+    src: &TensorView<'s, T>,
     index: &TensorView<'_, I>,
     out: Option<&TensorView<'_, T>>,
-    want_arg: bool,
     opts: &SegmentOptions,
-) -> Result<Reduced<T>> {
-    let red = opts.reduce;
-    let allowed = if want_arg {
-        matches!(red, Reduction::Min | Reduction::Max)
-    } else {
-        matches!(
-            red,
-            Reduction::Add | Reduction::Mean | Reduction::Mul | Reduction::Min | Reduction::Max
-        )
-    };
-    if !allowed {
-        let expected = if want_arg {
-            "expected min or max (the reductions with a position)"
-        } else {
-            "expected sum, mean, mul, min or max"
-        };
-        return Err(Error::reduction(op, red.to_string(), expected));
-    }
-    red.check_for::<T>(op)?;
+) -> Result<Prepared<'s, T>> {
     let arg_name = if kind == Kind::Csr { "indptr" } else { "index" };
     let sshape = &src.layout.shape;
     let ishape = &index.layout.shape;
@@ -239,14 +232,64 @@ fn reduce<T: Element, I: IndexInt>(
         }
     }
 
-    let owned;
     let src_data = match contiguous_data(src) {
-        Some(s) => s,
-        None => {
-            owned = src.try_to_vec(op, "src")?;
-            &owned[..]
-        }
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(src.try_to_vec(op, "src")?),
     };
+    Ok(Prepared {
+        dims,
+        mode,
+        lanes,
+        out_shape,
+        total,
+        src: src_data,
+        dim,
+    })
+}
+
+/// The reduced values, and the positions when asked for.
+type Reduced<T> = (Vec<T>, Option<Vec<i64>>, Vec<usize>);
+
+/// The whole data path: shapes, the index pass, then the kernel into fresh buffers.
+/// `out` (when given) supplies the output's extent and starting values; nothing is written to
+/// it here.
+fn reduce<T: Element, I: IndexInt>(
+    op: &'static str,
+    kind: Kind,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    want_arg: bool,
+    opts: &SegmentOptions,
+) -> Result<Reduced<T>> {
+    let red = opts.reduce;
+    let allowed = if want_arg {
+        matches!(red, Reduction::Min | Reduction::Max)
+    } else {
+        matches!(
+            red,
+            Reduction::Add | Reduction::Mean | Reduction::Mul | Reduction::Min | Reduction::Max
+        )
+    };
+    if !allowed {
+        let expected = if want_arg {
+            "expected min or max (the reductions with a position)"
+        } else {
+            "expected sum, mean, mul, min or max"
+        };
+        return Err(Error::reduction(op, red.to_string(), expected));
+    }
+    red.check_for::<T>(op)?;
+    let Prepared {
+        dims,
+        mode,
+        lanes,
+        out_shape,
+        total,
+        src: src_data,
+        dim,
+    } = prepare(op, kind, src, index, out, opts)?;
+    let sshape = &src.layout.shape;
     // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
     let element = mode == Mode::PerElement;
     let mut buf = match out {
@@ -262,7 +305,7 @@ fn reduce<T: Element, I: IndexInt>(
         None
     };
     let problem = Problem {
-        src: src_data,
+        src: &src_data,
         dims,
         mode,
         reduce: red,

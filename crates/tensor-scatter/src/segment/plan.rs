@@ -431,6 +431,7 @@ impl Groups {
 }
 
 /// The positions of one segment, in index order.
+#[derive(Clone)]
 pub(crate) enum Positions<'a> {
     Range(std::ops::Range<usize>),
     /// `all[at..end]`; the positions after `end` are the next segments' (for prefetching).

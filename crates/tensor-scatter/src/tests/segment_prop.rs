@@ -12,8 +12,8 @@ use super::prop::{
     run_test_pair, test_pair,
 };
 use crate::dynamic::with_dtype;
-use crate::reference::segment::{self as oracle, Form};
-use crate::segment::{self, SegmentOptions};
+use crate::reference::segment::{self as oracle, Composite, Form};
+use crate::segment::{self, Float, SegmentOptions};
 use crate::{DType, Par, Reduction, Tensor, TensorView, TensorViewMut};
 
 #[derive(Debug, Clone)]
@@ -396,6 +396,71 @@ fn segment_gathers_match_oracle() {
                 "seed {seed} {form:?} {src_shape:?} {ishape:?} {index:?}: {want:?} vs {got:?}"
             ),
         }
+    }
+}
+
+fn run_composite<T: Small + Float, I: SmallIndex>(case: &Case) -> Result<(), String> {
+    let src: Vec<T> = case.src.iter().map(|&v| T::small(v)).collect();
+    let idx: Vec<I> = case.index.iter().map(|&v| I::wrap(v)).collect();
+    let (sb, so, ss) = embed(&src, &case.src_shape, case.layouts[0], T::small(NAN));
+    let (ib, io, is) = embed(&idx, &case.index_shape, case.layouts[1], I::wrap(0));
+    let sv = TensorView::with_strides(&sb, so, &case.src_shape, &ss).map_err(|e| e.to_string())?;
+    let iv =
+        TensorView::with_strides(&ib, io, &case.index_shape, &is).map_err(|e| e.to_string())?;
+    let what = [
+        Composite::Softmax,
+        Composite::LogSoftmax,
+        Composite::LogSumExp,
+        Composite::Std { unbiased: true },
+        Composite::Std { unbiased: false },
+    ][case.src.len() % 5];
+    let plain = TensorView::new(&src, &case.src_shape).map_err(|e| e.to_string())?;
+    let want = oracle::composite(what, &plain, &iv, &case.opts);
+    for threads in [1, 2, 4] {
+        let o = case.opts.par(Par::threads_exact(threads));
+        let got = match what {
+            Composite::Softmax => segment::scatter_softmax(&sv, &iv, &o),
+            Composite::LogSoftmax => segment::scatter_log_softmax(&sv, &iv, &o),
+            Composite::LogSumExp => segment::scatter_logsumexp(&sv, &iv, &o),
+            Composite::Std { unbiased } => segment::scatter_std(&sv, &iv, unbiased, &o),
+        };
+        match (&want, &got) {
+            (Ok(w), Ok(g))
+                if w.shape() == g.shape() && bits(w.as_slice()) == bits(g.as_slice()) => {}
+            (Err(_), Err(_)) => {}
+            (Ok(w), Ok(g)) => {
+                return Err(format!(
+                    "{what:?}, {threads} threads: {}",
+                    first_difference(w.as_slice(), g.as_slice())
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "{what:?}, {threads} threads: oracle {want:?}, engine {got:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: super::prop::cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn segment_composites_match_oracle(seed in any::<u64>()) {
+        let mut case = generate(seed, Form::Scatter);
+        case.opts = case.opts.reduce(Reduction::Add);
+        if case.out.is_some() || matches!(case.index.iter().max(), Some(&m) if m > 1 << 16) {
+            return Ok(());
+        }
+        let r = match Rng::new(seed).below(4) {
+            0 => run_composite::<f64, i64>(&case),
+            1 => run_composite::<f32, i32>(&case),
+            2 => run_composite::<crate::half::f16, u8>(&case),
+            _ => run_composite::<crate::half::bf16, i16>(&case),
+        };
+        r.map_err(|m| TestCaseError::fail(format!("seed {seed}: {m}\ncase: {case:?}")))?;
     }
 }
 

@@ -1,0 +1,204 @@
+//! The segment family on erased tensors: [`SegmentOp`] and `segment_dyn*`, for callers that
+//! know dtypes only at run time (the CLI, the Python package).
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::index::IndexInt;
+use crate::segment::{self as seg, Float, SegmentOptions};
+use crate::view::Tensor;
+
+use super::view::{DynView, DynViewMut, ViewElement, typed, typed_mut};
+use super::{DynTensor, with_dtype, with_index_dtype};
+
+/// The segment family's operators (see [`segment`](crate::segment)), for dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SegmentOp {
+    /// [`scatter`](seg::scatter) (with `want_arg`: [`scatter_arg`](seg::scatter_arg)).
+    Scatter,
+    /// [`segment_coo`](seg::segment_coo) (and its `_arg` form).
+    Coo,
+    /// [`segment_csr`](seg::segment_csr) (and its `_arg` form).
+    Csr,
+    /// [`gather_coo`](seg::gather_coo).
+    GatherCoo,
+    /// [`gather_csr`](seg::gather_csr).
+    GatherCsr,
+    /// [`scatter_softmax`](seg::scatter_softmax).
+    Softmax,
+    /// [`scatter_log_softmax`](seg::scatter_log_softmax).
+    LogSoftmax,
+    /// [`scatter_logsumexp`](seg::scatter_logsumexp).
+    LogSumExp,
+    /// [`scatter_std`](seg::scatter_std).
+    Std {
+        /// Divide by `n − 1` (torch's default) instead of `n`.
+        unbiased: bool,
+    },
+}
+
+impl SegmentOp {
+    /// The operator's name in errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            SegmentOp::Scatter => "scatter",
+            SegmentOp::Coo => "segment_coo",
+            SegmentOp::Csr => "segment_csr",
+            SegmentOp::GatherCoo => "gather_coo",
+            SegmentOp::GatherCsr => "gather_csr",
+            SegmentOp::Softmax => "scatter_softmax",
+            SegmentOp::LogSoftmax => "scatter_log_softmax",
+            SegmentOp::LogSumExp => "scatter_logsumexp",
+            SegmentOp::Std { .. } => "scatter_std",
+        }
+    }
+
+    fn index_name(self) -> &'static str {
+        match self {
+            SegmentOp::Csr | SegmentOp::GatherCsr => "indptr",
+            _ => "index",
+        }
+    }
+}
+
+/// The values and, for min/max with `want_arg`, the positions.
+pub type Segmented = (DynTensor, Option<Tensor<i64>>);
+
+fn typed_alloc<T: ViewElement, I: IndexInt + ViewElement>(
+    op: SegmentOp,
+    src: &DynView<'_>,
+    index: &DynView<'_>,
+    opts: &SegmentOptions,
+    want_arg: bool,
+) -> Result<Segmented> {
+    let s = typed::<T>(src, op.name(), "src")?;
+    let i = typed::<I>(index, op.name(), op.index_name())?;
+    let (v, a) = match (op, want_arg) {
+        (SegmentOp::Scatter, true) => seg::scatter_arg(s, i, opts).map(|(v, a)| (v, Some(a)))?,
+        (SegmentOp::Coo, true) => seg::segment_coo_arg(s, i, opts).map(|(v, a)| (v, Some(a)))?,
+        (SegmentOp::Csr, true) => seg::segment_csr_arg(s, i, opts).map(|(v, a)| (v, Some(a)))?,
+        (SegmentOp::Scatter, false) => (seg::scatter(s, i, opts)?, None),
+        (SegmentOp::Coo, false) => (seg::segment_coo(s, i, opts)?, None),
+        (SegmentOp::Csr, false) => (seg::segment_csr(s, i, opts)?, None),
+        (SegmentOp::GatherCoo, _) => (seg::gather_coo(s, i, opts)?, None),
+        (SegmentOp::GatherCsr, _) => (seg::gather_csr(s, i, opts)?, None),
+        _ => return with_float::<I>(op, src, i, opts),
+    };
+    Ok((v.into(), a))
+}
+
+/// The composites, for the float dtypes only.
+fn with_float<I: IndexInt + ViewElement>(
+    op: SegmentOp,
+    src: &DynView<'_>,
+    index: &crate::TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Segmented> {
+    fn run<T: Float + ViewElement, I: IndexInt>(
+        op: SegmentOp,
+        src: &DynView<'_>,
+        i: &crate::TensorView<'_, I>,
+        opts: &SegmentOptions,
+    ) -> Result<Segmented> {
+        let s = typed::<T>(src, op.name(), "src")?;
+        let v = match op {
+            SegmentOp::Softmax => seg::scatter_softmax(s, i, opts)?,
+            SegmentOp::LogSoftmax => seg::scatter_log_softmax(s, i, opts)?,
+            SegmentOp::LogSumExp => seg::scatter_logsumexp(s, i, opts)?,
+            SegmentOp::Std { unbiased } => seg::scatter_std(s, i, unbiased, opts)?,
+            _ => unreachable!("the reductions are dispatched by typed_alloc"),
+        };
+        Ok((v.into(), None))
+    }
+    match src.dtype() {
+        DType::F64 => run::<f64, I>(op, src, index, opts),
+        DType::F32 => run::<f32, I>(op, src, index, opts),
+        DType::F16 => run::<half::f16, I>(op, src, index, opts),
+        DType::BF16 => run::<half::bf16, I>(op, src, index, opts),
+        other => Err(seg::not_float(op.name(), other)),
+    }
+}
+
+fn unsupported_index(op: SegmentOp, dtype: DType) -> Error {
+    Error::unsupported_dtype(
+        op.name(),
+        op.index_name(),
+        dtype,
+        crate::index::INDEX_DTYPES_TEXT,
+    )
+}
+
+/// Runs one segment operator on erased tensors, into a new tensor; with `want_arg` (min and
+/// max of `Scatter`, `Coo`, `Csr` only) the positions too.
+///
+/// # Errors
+/// A non-integer index dtype, a non-float `src` for the composites, then every error of the
+/// typed operator.
+///
+/// ```
+/// use tensor_scatter::segment::SegmentOptions;
+/// use tensor_scatter::{segment_dyn, DynTensor, SegmentOp};
+/// let (out, _) = segment_dyn(
+///     SegmentOp::Scatter,
+///     &DynTensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap(),
+///     &DynTensor::from_vec(vec![1u8, 1, 0], &[3]).unwrap(),
+///     &SegmentOptions::new(),
+///     false,
+/// )
+/// .unwrap();
+/// assert_eq!(out.as_slice::<i32>(), Some(&[3, 3][..]));
+/// ```
+pub fn segment_dyn<'s, 'i>(
+    op: SegmentOp,
+    src: impl Into<DynView<'s>>,
+    index: impl Into<DynView<'i>>,
+    opts: &SegmentOptions,
+    want_arg: bool,
+) -> Result<Segmented> {
+    let (src, index) = (src.into(), index.into());
+    with_dtype!(src.dtype(), T => with_index_dtype!(index.dtype(), I => typed_alloc::<T, I>(op, &src, &index, opts, want_arg), _ => Err(unsupported_index(op, index.dtype()))))
+}
+
+fn typed_out<T: ViewElement, I: IndexInt + ViewElement>(
+    op: SegmentOp,
+    src: &DynView<'_>,
+    index: &DynView<'_>,
+    out: &mut DynViewMut<'_>,
+    opts: &SegmentOptions,
+    want_arg: bool,
+) -> Result<Option<Tensor<i64>>> {
+    let s = typed::<T>(src, op.name(), "src")?;
+    let i = typed::<I>(index, op.name(), op.index_name())?;
+    let o = typed_mut::<T>(out, op.name(), "out")?;
+    Ok(match (op, want_arg) {
+        (SegmentOp::Scatter, true) => Some(seg::scatter_arg_out(s, i, o, opts)?),
+        (SegmentOp::Coo, true) => Some(seg::segment_coo_arg_out(s, i, o, opts)?),
+        (SegmentOp::Csr, true) => Some(seg::segment_csr_arg_out(s, i, o, opts)?),
+        (SegmentOp::Scatter, false) => seg::scatter_out(s, i, o, opts).map(|()| None)?,
+        (SegmentOp::Coo, false) => seg::segment_coo_out(s, i, o, opts).map(|()| None)?,
+        (SegmentOp::Csr, false) => seg::segment_csr_out(s, i, o, opts).map(|()| None)?,
+        _ => {
+            return Err(Error::invalid(
+                op.name(),
+                "out",
+                "only scatter, segment_coo and segment_csr fold into an existing output",
+            ));
+        }
+    })
+}
+
+/// [`segment_dyn`] into `out`, whose values start each fold (torch_scatter's `out=`); for
+/// `Scatter`, `Coo` and `Csr`. On error `out` is unchanged.
+///
+/// # Errors
+/// As [`segment_dyn`], plus a dtype or shape mismatch of `out`.
+pub fn segment_dyn_out<'s, 'i, 'o>(
+    op: SegmentOp,
+    src: impl Into<DynView<'s>>,
+    index: impl Into<DynView<'i>>,
+    out: impl Into<DynViewMut<'o>>,
+    opts: &SegmentOptions,
+    want_arg: bool,
+) -> Result<Option<Tensor<i64>>> {
+    let (src, index, mut out) = (src.into(), index.into(), out.into());
+    with_dtype!(src.dtype(), T => with_index_dtype!(index.dtype(), I => typed_out::<T, I>(op, &src, &index, &mut out, opts, want_arg), _ => Err(unsupported_index(op, index.dtype()))))
+}
