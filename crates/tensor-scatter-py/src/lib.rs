@@ -7,6 +7,7 @@
 
 mod errors;
 mod operand;
+mod segment;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -357,6 +358,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scatter, m)?)?;
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(segment::segment, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_threads, m)?)?;
     Ok(())

@@ -30,6 +30,8 @@ from ._arrays import (
     writable,
 )
 from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError
+from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
+from ._segment import __all__ as _segment_all
 
 __version__ = "0.1.0"
 
@@ -48,6 +50,7 @@ __all__ = [
     "ArgumentError",
     "OutOfMemoryError",
     "__version__",
+    *_segment_all,
 ]
 
 

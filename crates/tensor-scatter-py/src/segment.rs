@@ -1,0 +1,134 @@
+//! The graph-learning family (torch_scatter's API) on NumPy arrays and CPU torch tensors:
+//! one native entry, `segment`, for every operator of `tensor_scatter.segment`. As for the
+//! six operators, `None` sends the Python half's general path to prepare the arguments.
+
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use tensor_scatter::segment::SegmentOptions;
+use tensor_scatter::{
+    Buffer, DynTensor, Error, Par, Reduction, SegmentOp, Tensor, segment_dyn, segment_dyn_out,
+};
+
+use crate::errors::{argument, raise};
+use crate::operand::{Kind, Operand};
+use crate::{cached, result, threads_arg};
+
+fn segment_op(s: &str, unbiased: bool) -> PyResult<SegmentOp> {
+    Ok(match s {
+        "scatter" => SegmentOp::Scatter,
+        "coo" => SegmentOp::Coo,
+        "csr" => SegmentOp::Csr,
+        "gather_coo" => SegmentOp::GatherCoo,
+        "gather_csr" => SegmentOp::GatherCsr,
+        "softmax" => SegmentOp::Softmax,
+        "log_softmax" => SegmentOp::LogSoftmax,
+        "logsumexp" => SegmentOp::LogSumExp,
+        "std" => SegmentOp::Std { unbiased },
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown segment operator '{s}'"
+            )));
+        }
+    })
+}
+
+/// Copies the library's result into the new contiguous array `o` of its dtype and shape.
+fn fill(o: &Operand<'_>, t: &DynTensor) {
+    macro_rules! bytes {
+        ($($v:ident),*) => {
+            match t.buffer() {
+                $(Buffer::$v(v) => (v.as_ptr().cast::<u8>(), std::mem::size_of_val(&v[..])),)*
+            }
+        };
+    }
+    let (src, len) = bytes!(
+        F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, Bool
+    );
+    if len > 0 {
+        // SAFETY: `o` is a new C-contiguous array of `t`'s dtype and shape (made by
+        // `Operand::empty` for this result), so its buffer holds exactly `len` bytes at
+        // `origin`, and it cannot overlap the library's own vector.
+        unsafe { std::ptr::copy_nonoverlapping(src, o.origin, len) };
+    }
+}
+
+/// The positions as an int64 array of the kind `like` has.
+fn positions<'py>(py: Python<'py>, like: Kind, a: Tensor<i64>) -> PyResult<Bound<'py, PyAny>> {
+    let shape = a.shape().to_vec();
+    let arr = PyArray1::from_vec(py, a.into_vec())
+        .reshape(shape)?
+        .into_any();
+    match like {
+        Kind::NumPy => Ok(arr),
+        Kind::Torch => cached(py, &TORCH_FROM_NUMPY, "torch", "from_numpy")?.call1((arr,)),
+    }
+}
+
+static TORCH_FROM_NUMPY: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+
+/// The values and, for min/max with positions, the positions.
+type Answer<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);
+
+/// One operator of the family. Returns `(values, positions or None)`, or `None` when the
+/// Python half must prepare an argument first. With `out`, the values fold into it (scatter,
+/// coo and csr) and `out` itself is returned.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (op, src, index, out, dim, dim_size, reduce, want_arg, unbiased, threads))]
+pub fn segment<'py>(
+    py: Python<'py>,
+    op: &str,
+    src: &Bound<'py, PyAny>,
+    index: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    dim: i64,
+    dim_size: Option<usize>,
+    reduce: &str,
+    want_arg: bool,
+    unbiased: bool,
+    threads: &Bound<'py, PyAny>,
+) -> PyResult<Option<Answer<'py>>> {
+    let op = segment_op(op, unbiased)?;
+    let name = op.name();
+    let Some(s) = Operand::read(src) else {
+        return Ok(None);
+    };
+    let Some(i) = Operand::read(index).filter(|i| i.dtype.is_integer()) else {
+        return Ok(None);
+    };
+    let reduce: Reduction = reduce
+        .parse()
+        .map_err(|e: Error| argument(py, format!("{name}: reduce: {e}")))?;
+    let mut opts = SegmentOptions::new()
+        .dim(dim)
+        .reduce(reduce)
+        .par(Par::threads_exact(threads_arg(name, threads)?));
+    if let Some(n) = dim_size {
+        opts = opts.dim_size(n);
+    }
+    let kind = s.kind;
+    if let Some(out) = out {
+        let Some(o) = Operand::output(out)
+            .filter(|o| o.writeable && o.dtype == s.dtype && !o.overlaps(&s) && !o.overlaps(&i))
+        else {
+            return Ok(None);
+        };
+        // SAFETY: `out` overlaps no input (checked); all are held for the call.
+        let (sv, iv, mut ov) = unsafe { (s.view()?, i.view()?, o.view_mut()?) };
+        let arg = py
+            .detach(move || segment_dyn_out(op, &sv, &iv, &mut ov, &opts, want_arg))
+            .map_err(|e| raise(py, &e))?;
+        let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
+        return Ok(Some((out.clone(), arg)));
+    }
+    // SAFETY: the inputs are held for the call and nothing writes them.
+    let (sv, iv) = unsafe { (s.view()?, i.view()?) };
+    let (values, arg) = py
+        .detach(move || segment_dyn(op, &sv, &iv, &opts, want_arg))
+        .map_err(|e| raise(py, &e))?;
+    let o = s.empty(values.shape())?;
+    fill(&o, &values);
+    drop(values);
+    let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
+    Ok(Some((result(o)?, arg)))
+}
