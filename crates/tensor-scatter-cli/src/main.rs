@@ -8,6 +8,10 @@
 //! tensor-scatter gather|gather-elements|gather-nd --data D.npy --indices I.npy --out O.npy
 //!     [--axis N] [--batch-dims N] [--negative-indices wrap|error]
 //!     [--out-of-range error|clamp|fill] [--fill-value V] [--bf16] [--threads N] [--repeat N]
+//! tensor-scatter segment scatter|segment-coo|segment-csr|gather-coo|gather-csr|softmax|
+//!     log-softmax|logsumexp|std --src S.npy --index I.npy --out O.npy [--arg-out A.npy]
+//!     [--init O0.npy] [--dim N] [--dim-size N] [--reduce sum|mean|mul|min|max] [--biased]
+//!     [--bf16] [--threads N] [--repeat N]
 //! tensor-scatter onnx OpType --input X.npy [--input Y.npy ...] --out O.npy [--attr NAME=VALUE ...]
 //! tensor-scatter batch --cases FILE
 //! tensor-scatter demo
@@ -25,6 +29,7 @@
 
 mod demo;
 mod npy;
+mod segment;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,6 +72,9 @@ enum Command {
     GatherElements(GatherArgs),
     /// ONNX GatherND: index tuples in the last dimension of indices, optional --batch-dims.
     GatherNd(GatherArgs),
+    /// torch_scatter's family: scatter with --dim-size, min/max with positions (--arg-out),
+    /// segment-coo/csr, gather-coo/csr and the softmax/logsumexp/std composites.
+    Segment(segment::SegmentArgs),
     /// Run one ONNX node (op type as in ONNX) through the library's ONNX adapter.
     Onnx(OnnxArgs),
     /// Run many command lines (one per line of --cases, arguments separated by tabs) in one
@@ -260,6 +268,7 @@ fn dispatch(command: &Command) -> Result<(), Failure> {
         Command::Gather(a) => run_gather(GatherOp::Gather, a),
         Command::GatherElements(a) => run_gather(GatherOp::Elements, a),
         Command::GatherNd(a) => run_gather(GatherOp::Nd, a),
+        Command::Segment(a) => segment::run_segment(a),
         Command::Onnx(a) => run_onnx(a),
         Command::Batch(_) | Command::Demo => Ok(()), // run by `main`, never nested
     }
