@@ -200,6 +200,27 @@ pub trait Element: private::Sealed + Copy + Default + Send + Sync + fmt::Debug +
     fn fold_max(self, u: Self) -> Self {
         self.reduce_max(u)
     }
+    /// `self + u` as a long fold runs it: for f32 and f64 without making a NaN canonical
+    /// (NaN absorbs every later step, so [`canonical`](Element::canonical) at the end of the
+    /// fold gives [`reduce_add`](Element::reduce_add)'s bits).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fold_add(self, u: Self) -> Self {
+        self.reduce_add(u)
+    }
+    /// `self * u` as a long fold runs it (see [`fold_add`](Element::fold_add)).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fold_mul(self, u: Self) -> Self {
+        self.reduce_mul(u)
+    }
+    /// The positive quiet NaN for any NaN of f32/f64 (decided on the bits, which the compiler
+    /// cannot fold away); every other value, and every other type, unchanged.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn canonical(self) -> Self {
+        self
+    }
     /// `sum / count`: floor division for integers, division in the type (f32 for f16/bf16)
     /// for floats. `count` is at least 1. Unused for bool.
     fn reduce_mean(sum: Self, count: u64) -> Self;
@@ -438,6 +459,23 @@ macro_rules! float_element {
                     m
                 };
                 if self.is_nan() { self } else { m }
+            }
+            #[inline(always)]
+            fn fold_add(self, u: $t) -> $t {
+                self + u
+            }
+            #[inline(always)]
+            fn fold_mul(self, u: $t) -> $t {
+                self * u
+            }
+            #[inline(always)]
+            fn canonical(self) -> $t {
+                let b = self.to_bits();
+                if b & (<$bits>::MAX >> 1) > <$t>::INFINITY.to_bits() {
+                    <$t>::from_bits(<$t>::NAN.to_bits())
+                } else {
+                    self
+                }
             }
             fn reduce_mean(sum: $t, count: u64) -> $t {
                 canon!($t, sum / (count as $t))

@@ -113,4 +113,6 @@ combiner!(AddC, reduce_add);
 combiner!(SubC, reduce_sub);
 combiner!(MulC, reduce_mul);
 combiner!(MinC, fold_min);
+combiner!(FoldAddC, fold_add);
+combiner!(FoldMulC, fold_mul);
 combiner!(MaxC, fold_max);

@@ -10,12 +10,14 @@
 use std::sync::Mutex;
 
 use super::plan::{Dims, Groups, Lanes, Mode, Positions};
+use crate::dtype::DType;
 use crate::dtype::{Element, Reduction};
 use crate::error::Result;
 use crate::exec::Ctx;
+use crate::exec::isa::Level;
 use crate::exec::tuning::SEGMENT_PREFETCH_ROWS;
 use crate::kernels::prefetch;
-use crate::reduce::{AddC, Combiner, MaxC, MinC, MulC};
+use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 use crate::shape::part;
 
 /// What the kernel computes.
@@ -85,7 +87,7 @@ pub(crate) fn run<T: Element>(
         out,
         arg,
         (acc_len, zero),
-        |base, pos, out, arg, acc| fold_cell(p, base, pos, out, arg, acc),
+        |base, pos, out, arg, acc| fold_cell(p, ctx.level, base, pos, out, arg, acc),
     )
 }
 
@@ -272,6 +274,7 @@ pub(crate) fn rows<'s, T: Element>(
 #[inline]
 fn fold_cell<T: Element>(
     p: &Problem<'_, T>,
+    lv: Level,
     base: usize,
     pos: Positions<'_>,
     out: &mut [T],
@@ -281,18 +284,24 @@ fn fold_cell<T: Element>(
     let rows = rows(p, base, pos, out.len());
     let e = p.dims.e;
     match p.reduce {
-        Reduction::Mul => sum_like::<T, MulC>(rows, out, acc, p.include_self, Reduction::Mul),
-        Reduction::Mean => sum_like::<T, AddC>(rows, out, acc, p.include_self, Reduction::Mean),
+        Reduction::Mul => {
+            sum_like::<T, FoldMulC>(lv, rows, out, acc, p.include_self, Reduction::Mul)
+        }
+        Reduction::Mean => {
+            sum_like::<T, FoldAddC>(lv, rows, out, acc, p.include_self, Reduction::Mean)
+        }
         Reduction::Min => extreme::<T, MinC>(rows, out, arg, p.include_self, e),
         Reduction::Max => extreme::<T, MaxC>(rows, out, arg, p.include_self, e),
-        _ => sum_like::<T, AddC>(rows, out, acc, p.include_self, Reduction::Add),
+        _ => sum_like::<T, FoldAddC>(lv, rows, out, acc, p.include_self, Reduction::Add),
     }
 }
 
 /// Sum, product or mean of the rows, accumulated in `T::Wide` and rounded once. An empty
-/// segment (without `include_self`) gives 0 (1 for the product).
+/// segment (without `include_self`) gives 0 (1 for the product). The steps leave NaN as the
+/// hardware makes it (NaN absorbs every later step); the result is made canonical once.
 #[inline]
 fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
+    level: Level,
     rows: impl Iterator<Item = (usize, &'s [T])>,
     out: &mut [T],
     acc: &mut [T::Wide],
@@ -309,20 +318,30 @@ fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
     }
     let mut count = u64::from(include_self);
     for (_, row) in rows {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a = C::combine(*a, x.widen());
-        }
+        fold_row::<T, C>(level, acc, row);
         count += 1;
     }
     if count == 0 {
         out.fill(empty_value::<T>(red));
     } else if red == Reduction::Mean {
         for (o, &a) in out.iter_mut().zip(acc.iter()) {
-            *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count));
+            let m = <T::Wide as Element>::reduce_mean(a.canonical(), count);
+            *o = T::narrow(m.canonical());
         }
     } else {
         for (o, &a) in out.iter_mut().zip(acc.iter()) {
-            *o = T::narrow(a);
+            *o = T::narrow(a.canonical());
+        }
+    }
+}
+
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
+    /// `acc[k] = C(acc[k], row[k])` in the wide type, compiled per instruction set for the
+    /// float types (the loop is what the sum, product and mean of a segment cost).
+    fn fold_row<T: Element, C: Combiner<T::Wide>>(acc: &mut [T::Wide], row: &[T]) -> () {
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a = C::combine(*a, x.widen());
         }
     }
 }

@@ -228,7 +228,8 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
     }
     let src_plain = TensorView::new(&src, &case.src_shape).map_err(|e| e.to_string())?;
     let expected = oracle::reduce(case.form, &src_plain, &iv, out_view.as_ref(), &case.opts);
-    for threads in [1, 2, 4] {
+    let levels = crate::isa::Isa::supported();
+    let one = |threads: usize| -> Result<(), String> {
         let opts = case.opts.par(Par::threads_exact(threads));
         let got = match &out_vals {
             None => engine::<T, I>(case, &sv, &iv, None, &opts),
@@ -281,6 +282,14 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
                     got.as_ref().map(|_| ())
                 ));
             }
+        }
+        Ok(())
+    };
+    for threads in [1, 2, 4] {
+        for &isa in &levels {
+            crate::isa::with_isa(isa, || one(threads))
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("{isa:?}: {e}"))?;
         }
     }
     Ok(())
