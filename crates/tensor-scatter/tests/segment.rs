@@ -227,7 +227,7 @@ fn values(n: usize, seed: u64, modulo: u64) -> Vec<u64> {
 
 #[test]
 fn any_thread_count_gives_the_same_bits() {
-    let (e, n, f) = (60_000usize, 700usize, 24usize);
+    let (e, n, f) = (140_000usize, 700usize, 24usize);
     let src: Vec<f32> = values(e * f, 7, 2001)
         .iter()
         .map(|&x| x as f32 / 7.0 - 100.0)

@@ -46,9 +46,11 @@ impl Source<'_> {
             Source::Index { lanes, .. } | Source::Indptr(lanes) => lanes,
         }
     }
-    fn fill(&self, g: &mut Groups, lane: usize, n: usize) {
+    /// Groups one lane; `ctx` cuts the counting sort across threads (a task's own lanes
+    /// pass a one-thread context).
+    fn fill(&self, ctx: Ctx, g: &mut Groups, lane: usize, n: usize) {
         match self {
-            Source::Index { lanes, .. } => g.fill_from_index(lanes.lane(lane), n),
+            Source::Index { lanes, .. } => g.fill_from_index(ctx, lanes.lane(lane), n),
             Source::Indptr(lanes) => g.fill_from_indptr(lanes.lane(lane)),
         }
     }
@@ -136,7 +138,7 @@ pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
     let mut one = Groups::default();
     let bounds: Vec<usize> = if shared {
         one = Groups::with_capacity(op, d.n, d.e, source.sorted())?;
-        source.fill(&mut one, 0, d.n);
+        source.fill(ctx, &mut one, 0, d.n);
         (0..=tasks)
             .map(|t| cut(&one, d.n, lanes, tasks, t))
             .collect()
@@ -173,6 +175,7 @@ pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
             groups,
         }));
     }
+    let sequential = Ctx::new(crate::exec::Par::Sequential);
     ctx.run(tasks, |t| {
         let mut task = slots[t].lock().unwrap_or_else(|e| e.into_inner());
         let task = &mut *task;
@@ -192,7 +195,7 @@ pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
             return;
         }
         for lane in lo..hi {
-            source.fill(&mut task.groups, lane, d.n);
+            source.fill(sequential, &mut task.groups, lane, d.n);
             let at = (lane - lo) * d.n * w;
             for s in 0..d.n {
                 let at = at + s * w;

@@ -336,10 +336,11 @@ fn reduce<T: Element, I: IndexInt>(
 }
 
 /// `len` copies of `v`, allocated fallibly.
+/// Large buffers are advised to use transparent huge pages (fewer page faults on first touch).
 fn filled<T: Clone>(op: &'static str, arg: &'static str, len: usize, v: T) -> Result<Vec<T>> {
-    let mut b = Vec::new();
-    b.try_reserve_exact(len)
-        .map_err(|_| Error::out_of_memory(op, arg, len.saturating_mul(std::mem::size_of::<T>())))?;
+    let mut b = crate::kernels::try_vec_with_huge_pages(len).ok_or_else(|| {
+        Error::out_of_memory(op, arg, len.saturating_mul(std::mem::size_of::<T>()))
+    })?;
     b.resize(len, v);
     Ok(b)
 }

@@ -9,7 +9,9 @@
 //! elements (element mode).
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::exec::Ctx;
 use crate::index::IndexInt;
+use crate::kernels::segment::counting_sort;
 use crate::shape::{Odometer, numel, sat_product};
 use crate::view::TensorView;
 
@@ -341,6 +343,8 @@ pub(crate) fn check_indptr(lanes: &Lanes, e: usize, origin: &Origin<'_>) -> Resu
 pub(crate) struct Groups {
     pub(crate) starts: Vec<usize>,
     pub(crate) order: Vec<usize>,
+    /// The counting sort's scratch.
+    counts: Vec<usize>,
     pub(crate) sorted: bool,
 }
 
@@ -367,12 +371,12 @@ impl Groups {
         Ok(g)
     }
 
-    /// Groups one lane of checked index values in `[0, n)`: a stable counting sort, or (for
-    /// a sorted lane) the boundaries alone.
-    pub(crate) fn fill_from_index(&mut self, idx: &[i64], n: usize) {
-        self.starts.clear();
-        self.starts.resize(n + 1, 0);
+    /// Groups one lane of checked index values in `[0, n)`: a stable counting sort (cut
+    /// across `ctx`'s threads), or (for a sorted lane) the boundaries alone.
+    pub(crate) fn fill_from_index(&mut self, ctx: Ctx, idx: &[i64], n: usize) {
         if self.sorted {
+            self.starts.clear();
+            self.starts.resize(n + 1, 0);
             let mut at = 0;
             for (s, start) in self.starts.iter_mut().enumerate() {
                 while at < idx.len() && (idx[at] as usize) < s {
@@ -382,25 +386,14 @@ impl Groups {
             }
             return;
         }
-        for &v in idx {
-            self.starts[v as usize + 1] += 1;
-        }
-        for s in 0..n {
-            self.starts[s + 1] += self.starts[s];
-        }
-        self.order.clear();
-        self.order.resize(idx.len(), 0);
-        // `next[s]` is where segment s's next position goes; starts[s] is reused for it and
-        // restored after.
-        for (e, &v) in idx.iter().enumerate() {
-            let s = v as usize;
-            self.order[self.starts[s]] = e;
-            self.starts[s] += 1;
-        }
-        for s in (1..=n).rev() {
-            self.starts[s] = self.starts[s - 1];
-        }
-        self.starts[0] = 0;
+        counting_sort(
+            ctx,
+            idx,
+            n,
+            &mut self.starts,
+            &mut self.order,
+            &mut self.counts,
+        );
     }
 
     /// Takes one lane of checked CSR offsets as the boundaries.

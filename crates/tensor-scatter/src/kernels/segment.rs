@@ -1,0 +1,84 @@
+//! The segment family's grouping: a stable counting sort of positions by destination, cut
+//! across threads (each chunk of positions counts, then writes its own slots).
+
+use crate::exec::Ctx;
+use crate::kernels::DestPtr;
+use crate::shape::part;
+
+/// Positions below this many sort on the calling thread.
+const PARALLEL_MIN: usize = if crate::exec::tuning::SMALL_THRESHOLDS {
+    2
+} else {
+    1 << 16
+};
+
+/// Groups the positions `0..idx.len()` by their value in `[0, n)`, stably: afterwards
+/// `order[starts[v]..starts[v + 1]]` are the positions holding `v`, in increasing order.
+/// `counts` is scratch. Every value must lie in `[0, n)` (checked before).
+pub(crate) fn counting_sort(
+    ctx: Ctx,
+    idx: &[i64],
+    n: usize,
+    starts: &mut Vec<usize>,
+    order: &mut Vec<usize>,
+    counts: &mut Vec<usize>,
+) {
+    let e = idx.len();
+    let chunks = if e < PARALLEL_MIN {
+        1
+    } else {
+        ctx.threads.min(e / PARALLEL_MIN).max(1)
+    };
+    counts.clear();
+    counts.resize(chunks * n.max(1), 0);
+    // 1. Each chunk counts its values.
+    let cut = |c: usize| part(e, chunks, c, 1);
+    {
+        let rows: Vec<std::sync::Mutex<&mut [usize]>> = counts
+            .chunks_mut(n.max(1))
+            .map(std::sync::Mutex::new)
+            .collect();
+        ctx.run(chunks, |c| {
+            let mut row = rows[c].lock().unwrap_or_else(|p| p.into_inner());
+            let (lo, hi) = cut(c);
+            for &v in &idx[lo..hi] {
+                row[v as usize] += 1;
+            }
+        });
+    }
+    // 2. Each (value, chunk) gets its first slot: values in order, chunks in order within a
+    // value (that keeps the sort stable).
+    starts.clear();
+    starts.resize(n + 1, 0);
+    let mut at = 0usize;
+    for v in 0..n {
+        starts[v] = at;
+        for c in 0..chunks {
+            let k = &mut counts[c * n + v];
+            let here = *k;
+            *k = at;
+            at += here;
+        }
+    }
+    starts[n] = at;
+    // 3. Each chunk writes its positions to its slots.
+    order.clear();
+    order.resize(e, 0);
+    let dest = DestPtr::new(&mut order[..]);
+    let rows: Vec<std::sync::Mutex<&mut [usize]>> = counts
+        .chunks_mut(n.max(1))
+        .map(std::sync::Mutex::new)
+        .collect();
+    ctx.run(chunks, |c| {
+        let mut next = rows[c].lock().unwrap_or_else(|p| p.into_inner());
+        let (lo, hi) = cut(c);
+        for (p, &v) in idx[lo..hi].iter().enumerate() {
+            let slot = &mut next[v as usize];
+            // SAFETY: the slots of (v, c) are `[first, first + count)` from step 2, disjoint
+            // from every other (value, chunk)'s and inside `0..e` (the counts sum to e); this
+            // chunk alone advances `next[v]` through them, once per position holding v.
+            unsafe { dest.set(*slot, lo + p) };
+            *slot += 1;
+        }
+    });
+}
