@@ -293,8 +293,8 @@ fn fold_cell<T: Element>(
         Reduction::Mean => {
             sum_like::<T, FoldAddC>(lv, rows, out, acc, p.include_self, Reduction::Mean)
         }
-        Reduction::Min => extreme::<T, MinC>(rows, out, arg, p.include_self, e),
-        Reduction::Max => extreme::<T, MaxC>(rows, out, arg, p.include_self, e),
+        Reduction::Min => extreme::<T, MinC>(lv, rows, out, arg, p.include_self, e),
+        Reduction::Max => extreme::<T, MaxC>(lv, rows, out, arg, p.include_self, e),
         _ => sum_like::<T, FoldAddC>(lv, rows, out, acc, p.include_self, Reduction::Add),
     }
 }
@@ -339,6 +339,29 @@ fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
 }
 
 crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    /// `out[k] = C(out[k], row[k])` (min and max, in the type itself).
+    fn fold_row_in_place<T: Element, C: Combiner<T>>(out: &mut [T], row: &[T]) -> () {
+        for (o, &x) in out.iter_mut().zip(row) {
+            *o = C::combine(*o, x);
+        }
+    }
+}
+
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    /// [`fold_row_in_place`], and `arg[k] = at` where the cell's bits changed (a select, not
+    /// a branch: which cells change is data-dependent).
+    fn fold_row_arg<T: Element, C: Combiner<T>>(out: &mut [T], arg: &mut [i64], row: &[T], at: i64) -> () {
+        for ((o, &x), g) in out.iter_mut().zip(row).zip(arg.iter_mut()) {
+            let n = C::combine(*o, x);
+            *g = if n.to_bits_u64() != o.to_bits_u64() { at } else { *g };
+            *o = n;
+        }
+    }
+}
+
+crate::kernels::simd::multiversion! {
     if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
     /// `acc[k] = C(acc[k], row[k])` in the wide type, compiled per instruction set for the
     /// float types (the loop is what the sum, product and mean of a segment cost).
@@ -363,6 +386,7 @@ pub(crate) fn empty_value<T: Element>(red: Reduction) -> T {
 /// fold's bits change. An empty segment gives 0 and position `e`.
 #[inline]
 fn extreme<'s, T: Element, C: Combiner<T>>(
+    level: Level,
     rows: impl Iterator<Item = (usize, &'s [T])>,
     out: &mut [T],
     mut arg: Option<&mut [i64]>,
@@ -384,20 +408,8 @@ fn extreme<'s, T: Element, C: Combiner<T>>(
             continue;
         }
         match arg.as_deref_mut() {
-            None => {
-                for (o, &x) in out.iter_mut().zip(row) {
-                    *o = C::combine(*o, x);
-                }
-            }
-            Some(a) => {
-                for ((o, &x), g) in out.iter_mut().zip(row).zip(a.iter_mut()) {
-                    let n = C::combine(*o, x);
-                    if n.to_bits_u64() != o.to_bits_u64() {
-                        *g = at as i64;
-                    }
-                    *o = n;
-                }
-            }
+            None => fold_row_in_place::<T, C>(level, out, row),
+            Some(a) => fold_row_arg::<T, C>(level, out, a, row, at as i64),
         }
     }
     if first {
