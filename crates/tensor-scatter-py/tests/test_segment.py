@@ -307,3 +307,14 @@ def test_torch_tensors_in_give_torch_out():
     o = torch.ones(n, f, dtype=torch.float64)
     r = ts.scatter(src, idx, 0, o)
     assert r is o and torch.allclose(o, 1 + torch.zeros(n, f, dtype=torch.float64).index_add(0, idx, src))
+
+
+def test_jax_arrays_in_give_jax_out():
+    jnp = pytest.importorskip("jax.numpy")
+    src = jnp.arange(6.0).reshape(3, 2)
+    idx = jnp.array([1, 0, 1])
+    out = ts.scatter(src, idx, 0)
+    assert type(out) is type(src) and out.tolist() == [[2.0, 3.0], [4.0, 6.0]]
+    vals, arg = ts.scatter_max(src, idx, 0)
+    assert type(arg) is type(src) and arg.tolist() == [[1, 1], [2, 2]]
+    assert ts.segment_csr(src, jnp.array([0, 2, 3])).tolist() == [[2.0, 4.0], [4.0, 5.0]]
