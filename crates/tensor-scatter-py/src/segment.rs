@@ -11,7 +11,7 @@ use tensor_scatter::{
 
 use crate::errors::{argument, raise};
 use crate::operand::{Kind, Operand};
-use crate::{cached, result, threads_arg};
+use crate::{TORCH_FROM_NUMPY, cached, result, threads_arg};
 
 fn segment_op(s: &str, unbiased: bool) -> PyResult<SegmentOp> {
     Ok(match s {
@@ -63,8 +63,6 @@ fn positions<'py>(py: Python<'py>, like: Kind, a: Tensor<i64>) -> PyResult<Bound
         Kind::Torch => cached(py, &TORCH_FROM_NUMPY, "torch", "from_numpy")?.call1((arr,)),
     }
 }
-
-static TORCH_FROM_NUMPY: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 
 /// The values and, for min/max with positions, the positions.
 type Answer<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);

@@ -264,31 +264,6 @@ impl Error {
         self
     }
 
-    /// Renames the argument `from` to `to` (an operator built on another names its own
-    /// arguments).
-    pub(crate) fn with_arg(mut self, from: &'static str, to: &'static str) -> Error {
-        use ErrorKind::*;
-        match &mut *self.0 {
-            RankMismatch { arg, .. }
-            | ShapeMismatch { arg, .. }
-            | AxisOutOfRange { arg, .. }
-            | IndexOutOfRange { arg, .. }
-            | NegativeIndex { arg, .. }
-            | DTypeMismatch { arg, .. }
-            | UnsupportedDType { arg, .. }
-            | SizeOverflow { arg, .. }
-            | InvalidView { arg, .. }
-            | OutOfMemory { arg, .. }
-            | InvalidArgument { arg, .. } => {
-                if *arg == from {
-                    *arg = to;
-                }
-            }
-            UnsupportedReduction { .. } => {}
-        }
-        self
-    }
-
     pub(crate) fn shape(
         op: &'static str,
         arg: &'static str,

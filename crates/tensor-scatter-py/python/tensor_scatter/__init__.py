@@ -17,10 +17,10 @@ import numpy as np
 
 from . import _native
 from ._arrays import (
-    INDEX_DTYPES,
-    Arr,
     as_arr,
+    done,
     gap_free,
+    index_arr,
     new_result,
     overlaps,
     readable,
@@ -74,26 +74,9 @@ def set_default_threads(n: int) -> None:
     _native.set_default_threads(n)
 
 
-def _index_arr(x: Any, op: str) -> Arr:
-    i = as_arr(x, "indices", op)
-    if i.dtype not in INDEX_DTYPES:
-        raise DTypeError(
-            f"{op}: indices: dtype {i.dtype} is not accepted; expected an integer index dtype "
-            f"(int8, int16, int32, int64, uint8, uint16, uint32 or uint64)"
-        )
-    return i
-
-
 def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
     """`a`, copied when its memory may overlap one of `others` (an output being written)."""
     return a.copy() if any(overlaps(a, o) for o in others) else a
-
-
-def _done(r: Any) -> Any:
-    """The native half's answer for arguments the Python half prepared (never `None` then)."""
-    if r is None:
-        raise RuntimeError("tensor_scatter: prepared arguments were refused (a bug: please report it)")
-    return r
 
 
 # The general path, when the native half cannot take an argument as it is: other array kinds
@@ -105,13 +88,13 @@ def _done(r: Any) -> Any:
 
 def _scatter(op, name, data, indices, updates, out, *options):
     d = readable(as_arr(data, "data", name), "data", name)
-    i = readable(_index_arr(indices, name), "indices", name)
+    i = readable(index_arr(indices, "indices", name), "indices", name)
     u = readable(as_arr(updates, "updates", name), "updates", name)
     if u.dtype != d.dtype:
         raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's dtype {d.dtype}")
     if out is None:
         res = new_result(d.array.shape, d)
-        _done(_native.scatter(op, d.prepared(), i.prepared(), u.prepared(), d.prepared(res), *options))
+        done(_native.scatter(op, d.prepared(), i.prepared(), u.prepared(), d.prepared(res), *options))
         return result(res, d)
     o = as_arr(out, "out", name)
     writable(o, "out", name)
@@ -126,7 +109,7 @@ def _scatter(op, name, data, indices, updates, out, *options):
     ip = i.prepared(_private(i.array, target))
     up = u.prepared(_private(u.array, target))
     dp = d.prepared(stage if in_place else _private(d.array, target))
-    _done(_native.scatter(op, dp, ip, up, d.prepared(stage), *options))
+    done(_native.scatter(op, dp, ip, up, d.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
     return out
@@ -135,13 +118,13 @@ def _scatter(op, name, data, indices, updates, out, *options):
 def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, out_of_range,
             fill_value, threads):
     d = readable(as_arr(data, "data", name), "data", name)
-    i = readable(_index_arr(indices, name), "indices", name)
+    i = readable(index_arr(indices, "indices", name), "indices", name)
     fill = d.prepared(scalar(fill_value, d, name)) if out_of_range == "fill" else 0
     options = (axis, batch_dims, negative_indices, out_of_range, fill, threads)
     if out is None:
         shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, axis, batch_dims)
         res = new_result(shape, d)
-        _done(_native.gather(op, d.prepared(), i.prepared(), d.prepared(res), *options))
+        done(_native.gather(op, d.prepared(), i.prepared(), d.prepared(res), *options))
         return result(res, d)
     o = as_arr(out, "out", name)
     writable(o, "out", name)
@@ -152,7 +135,7 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
     stage = target if direct else np.empty(target.shape, target.dtype)
     dp = d.prepared(_private(d.array, target))
     ip = i.prepared(_private(i.array, target))
-    _done(_native.gather(op, dp, ip, d.prepared(stage), *options))
+    done(_native.gather(op, dp, ip, d.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
     return out

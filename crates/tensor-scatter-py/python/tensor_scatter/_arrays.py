@@ -81,6 +81,24 @@ def as_arr(x: Any, arg: str, op: str) -> Arr:
     return Arr(a, name, kind)
 
 
+def index_arr(x: Any, arg: str, op: str) -> Arr:
+    """`x` as an `Arr` of an integer index dtype, else a `DTypeError` naming `arg`."""
+    i = as_arr(x, arg, op)
+    if i.dtype not in INDEX_DTYPES:
+        raise DTypeError(
+            f"{op}: {arg}: dtype {i.dtype} is not accepted; expected an integer index dtype "
+            f"(int8, int16, int32, int64, uint8, uint16, uint32 or uint64)"
+        )
+    return i
+
+
+def done(r: Any) -> Any:
+    """The native half's answer for arguments the Python half prepared (never `None` then)."""
+    if r is None:
+        raise RuntimeError("tensor_scatter: prepared arguments were refused (a bug: please report it)")
+    return r
+
+
 def gap_free(a: np.ndarray) -> bool:
     """Whether every position between the lowest and highest element of `a` is one of its
     elements (what the native half can borrow without a copy)."""

@@ -14,7 +14,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _native
-from ._arrays import INDEX_DTYPES, as_arr, gap_free, overlaps, readable, result, writable
+from ._arrays import as_arr, done, gap_free, index_arr, overlaps, readable, result, writable
 from ._errors import ArgumentError, DTypeError
 
 __all__ = [
@@ -48,11 +48,9 @@ def _general(op, src, index, out, *options):
     name = _NAMES[op]
     arg = "indptr" if op in ("csr", "gather_csr") else "index"
     s = readable(as_arr(src, "src", name), "src", name)
-    i = readable(as_arr(index, arg, name), arg, name)
-    if i.dtype not in INDEX_DTYPES:
-        raise DTypeError(f"{name}: {arg}: dtype {i.dtype} is not accepted; expected an integer index dtype")
+    i = readable(index_arr(index, arg, name), arg, name)
     if out is None:
-        r = _native.segment(op, s.prepared(), i.prepared(), None, *options)
+        r = done(_native.segment(op, s.prepared(), i.prepared(), None, *options))
         return result(r[0], s), _positions(r[1], s)
     o = as_arr(out, "out", name)
     writable(o, "out", name)
@@ -63,9 +61,7 @@ def _general(op, src, index, out, *options):
     stage = target if direct else np.ascontiguousarray(target).copy()
     sp = s.prepared(s.array.copy() if overlaps(s.array, target) else None)
     ip = i.prepared(i.array.copy() if overlaps(i.array, target) else None)
-    r = _native.segment(op, sp, ip, s.prepared(stage), *options)
-    if r is None:
-        raise RuntimeError("tensor_scatter: prepared arguments were refused (a bug: please report it)")
+    r = done(_native.segment(op, sp, ip, s.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
     return out, _positions(r[1], s)

@@ -34,9 +34,7 @@ mod sealed {
 /// The arithmetic the composites compute in (f32 and f64).
 #[doc(hidden)]
 pub trait Real:
-    Copy
-    + Send
-    + Sync
+    Element
     + PartialOrd
     + Add<Output = Self>
     + Sub<Output = Self>
@@ -59,13 +57,10 @@ pub trait Real:
     fn is_nan(self) -> bool;
     /// `n` (rounded).
     fn count(n: u64) -> Self;
-    /// The positive quiet NaN for any NaN (results are bit-identical whatever NaN an input
-    /// held); other values unchanged.
-    fn canon(self) -> Self;
 }
 
 macro_rules! real {
-    ($t:ty, $bits:ty) => {
+    ($t:ty) => {
         impl Real for $t {
             const ZERO: $t = 0.0;
             const INF: $t = <$t>::INFINITY;
@@ -85,21 +80,11 @@ macro_rules! real {
             fn count(n: u64) -> $t {
                 n as $t
             }
-            fn canon(self) -> $t {
-                // On the bits: LLVM may fold `if x.is_nan() { NAN } else { x }` to `x` (it
-                // treats NaN payloads as unspecified), which would keep the input's NaN.
-                let b = self.to_bits();
-                if b & (<$bits>::MAX >> 1) > <$t>::INFINITY.to_bits() {
-                    <$t>::from_bits(<$t>::NAN.to_bits())
-                } else {
-                    self
-                }
-            }
         }
     };
 }
-real!(f32, u32);
-real!(f64, u64);
+real!(f32);
+real!(f64);
 
 /// A floating-point element type (f64, f32, f16, bf16): what the composites accept.
 pub trait Float: Element + sealed::Sealed {
@@ -107,7 +92,8 @@ pub trait Float: Element + sealed::Sealed {
     type Acc: Real;
     /// Exact widening.
     fn to_acc(self) -> Self::Acc;
-    /// Rounding to nearest even (NaN made canonical).
+    /// Rounding to nearest even (NaN made canonical, on the bits: see
+    /// [`Element::canonical`]).
     fn from_acc(a: Self::Acc) -> Self;
 }
 
@@ -120,7 +106,7 @@ macro_rules! float {
                 $to(self)
             }
             fn from_acc(a: $acc) -> $t {
-                $from(a.canon())
+                $from(a.canonical())
             }
         }
     };
@@ -160,11 +146,7 @@ pub(crate) fn std_of<R: Real>(squares: R, n: u64, unbiased: bool) -> R {
 }
 
 /// Per-cell `[m, s]` of every segment, lane-major (`[b, n, k]` or `[b, k, n]`).
-fn stats<T: Float>(
-    op: &'static str,
-    ctx: Ctx,
-    prep: &Prepared<'_, T>,
-) -> Result<(Vec<[T::Acc; 2]>, usize)> {
+fn stats<T: Float>(op: &'static str, ctx: Ctx, prep: &Prepared<'_, T>) -> Result<Vec<[T::Acc; 2]>> {
     let problem = problem(prep);
     let w = fold::width(&problem);
     let mut buf = filled(op, "out", prep.total, [T::Acc::ZERO; 2])?;
@@ -196,7 +178,7 @@ fn stats<T: Float>(
             }
         },
     )?;
-    Ok((buf, w))
+    Ok(buf)
 }
 
 fn problem<'p, T: Float>(prep: &'p Prepared<'_, T>) -> Problem<'p, T> {
@@ -306,7 +288,7 @@ pub fn scatter_softmax<T: Float, I: IndexInt>(
     const OP: &str = "scatter_softmax";
     let ctx = Ctx::new(opts.par);
     let prep = checked(OP, src, index, opts)?;
-    let (st, _) = stats(OP, ctx, &prep)?;
+    let st = stats(OP, ctx, &prep)?;
     let v = elementwise(OP, ctx, &prep, &st, |x, [m, s]| {
         T::from_acc((x - m).exp() / s)
     })?;
@@ -325,7 +307,7 @@ pub fn scatter_log_softmax<T: Float, I: IndexInt>(
     const OP: &str = "scatter_log_softmax";
     let ctx = Ctx::new(opts.par);
     let prep = checked(OP, src, index, opts)?;
-    let (st, _) = stats(OP, ctx, &prep)?;
+    let st = stats(OP, ctx, &prep)?;
     let v = elementwise(OP, ctx, &prep, &st, |x, [m, s]| {
         T::from_acc((x - m) - s.ln())
     })?;
@@ -358,7 +340,7 @@ pub fn scatter_logsumexp<T: Float, I: IndexInt>(
     const OP: &str = "scatter_logsumexp";
     let ctx = Ctx::new(opts.par);
     let prep = checked(OP, src, index, opts)?;
-    let (st, _) = stats(OP, ctx, &prep)?;
+    let st = stats(OP, ctx, &prep)?;
     let v: Vec<T> = st
         .iter()
         .map(|&[m, s]| T::from_acc(logsumexp_of(m, s)))

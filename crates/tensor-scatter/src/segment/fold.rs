@@ -1,9 +1,9 @@
 //! The segment kernel: every output row is the fold of its segment's `src` rows in index
 //! order, computed by one task, so the result is the same for any thread count.
 //!
-//! Tasks own disjoint ranges of output rows (`chunks_mut` pieces of the lane-major output),
-//! so the kernel needs no `unsafe`: sorted and CSR input read `src` in order, unsorted input
-//! goes through a stable counting sort by destination first. Sums, products and means of
+//! Tasks own disjoint ranges of output rows (`split_at_mut` pieces of the lane-major output),
+//! so the fold needs no `unsafe`: sorted and CSR input read `src` in order, unsorted input
+//! goes through a stable counting sort by destination first (`kernels::segment`). Sums, products and means of
 //! f16/bf16 accumulate in f32 and round once; min and max fold in the type itself (exact) and
 //! can report, per cell, the position of the element that produced the result.
 
@@ -95,10 +95,16 @@ pub(crate) fn run<T: Element>(
 
 /// Elements per output row: `k` in row modes, 1 in element mode.
 pub(crate) fn width<T>(p: &Problem<'_, T>) -> usize {
+    lanes_and_width(p).1
+}
+
+/// Lanes and elements per output row: `(b, k)` in row modes, `(b · k, 1)` in element mode.
+fn lanes_and_width<T>(p: &Problem<'_, T>) -> (usize, usize) {
+    let d = p.dims;
     if p.mode == Mode::PerElement {
-        1
+        (d.b * d.k, 1)
     } else {
-        p.dims.k
+        (d.b, d.k)
     }
 }
 
@@ -119,11 +125,7 @@ pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
     cell: impl Fn(usize, Positions<'_>, &mut [O], Option<&mut [i64]>, &mut [A]) + Sync,
 ) -> Result<()> {
     let d = p.dims;
-    let (lanes, w) = if p.mode == Mode::PerElement {
-        (d.b * d.k, 1)
-    } else {
-        (d.b, d.k)
-    };
+    let (lanes, w) = lanes_and_width(p);
     if out.is_empty() {
         return Ok(());
     }
@@ -328,8 +330,7 @@ fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
         out.fill(empty_value::<T>(red));
     } else if red == Reduction::Mean {
         for (o, &a) in out.iter_mut().zip(acc.iter()) {
-            let m = <T::Wide as Element>::reduce_mean(a.canonical(), count);
-            *o = T::narrow(m.canonical());
+            *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
         }
     } else {
         for (o, &a) in out.iter_mut().zip(acc.iter()) {

@@ -10,11 +10,6 @@ use crate::index::{IndexInt, NegativeIndices};
 use crate::shape::numel;
 use crate::view::{Tensor, TensorView};
 
-/// Rewrites the library gather's error to speak of `index` in `op`.
-fn as_index_error(e: Error, op: &'static str) -> Error {
-    e.with_op(op).with_arg("indices", "index")
-}
-
 /// `gather_coo`: `out[.., e, ..] = src[.., index[.., e], ..]` along `dim = index.ndim - 1`
 /// (the inverse of [`segment_coo`](super::segment_coo): every position reads its segment's row). `index` need not
 /// be sorted; its leading dims expand to src's, and the output has src's shape with
@@ -44,24 +39,18 @@ pub fn gather_coo<T: Element, I: IndexInt>(
     let (dim, target) = gather_target(OP, "index", src, &index.layout.shape)?;
     let strides = plan::broadcast_strides(OP, "index", index, &target, dim)?;
     // Every value of index as given, whether or not an output cell reads it.
-    let origin = Origin {
-        op: OP,
-        arg: "index",
-        index_shape: &index.layout.shape,
-        src_shape: &index.layout.shape,
-        dim,
-    };
+    let origin = Origin::own(OP, "index", &index.layout.shape, dim);
     let own = plan::own_lanes(OP, "index", index, dim)?;
     plan::check_index(&own, src.layout.shape[dim], false, &origin)?;
-    let gopts = GatherOptions::new()
-        .axis(dim as i64)
-        .negative(NegativeIndices::Error)
-        .par(opts.par);
     if index.layout.numel == 0 {
         // A zero-size index dim is one of the output's (the broadcast rule): nothing to read.
         numel(OP, "index", &target)?;
         return Tensor::from_vec(vec![], &target);
     }
+    let gopts = GatherOptions::new()
+        .axis(dim as i64)
+        .negative(NegativeIndices::Error)
+        .par(opts.par);
     let r = if plan::mode_of(&target, &strides, dim) == Mode::Shared {
         let row = TensorView::with_strides(
             index.data,
@@ -74,7 +63,8 @@ pub fn gather_coo<T: Element, I: IndexInt>(
         let full = TensorView::with_strides(index.data, index.layout.offset, &target, &strides)?;
         crate::gather::gather_elements(src, &full, &gopts)
     };
-    r.map_err(|e| as_index_error(e, OP))
+    // Index values were checked above: what is left to fail is the output's allocation.
+    r.map_err(|e| e.with_op(OP))
 }
 
 /// `gather_csr`: every position of segment `i` reads row `i` of `src` along
@@ -125,13 +115,7 @@ pub fn gather_csr<T: Element, I: IndexInt>(
         Some(&v) if v > 0 => usize::try_from(v).map_err(|_| Error::overflow(OP, "indptr"))?,
         _ => 0,
     };
-    let origin = Origin {
-        op: OP,
-        arg: "indptr",
-        index_shape: &indptr.layout.shape,
-        src_shape: &indptr.layout.shape,
-        dim,
-    };
+    let origin = Origin::own(OP, "indptr", &indptr.layout.shape, dim);
     plan::check_indptr(&own, extent, &origin)?;
     // Expand to a COO index (segments + 1 marks positions outside every segment: filled).
     let rows = lanes.values.len() / lanes.len.max(1);
@@ -178,15 +162,7 @@ fn gather_target<T>(
     ishape: &[usize],
 ) -> Result<(usize, Vec<usize>)> {
     let sshape = &src.layout.shape;
-    if ishape.is_empty() || ishape.len() > sshape.len() {
-        return Err(Error::rank(
-            op,
-            arg,
-            format!("between 1 and the rank of src ({})", sshape.len()),
-            ishape.len(),
-        ));
-    }
-    let dim = ishape.len() - 1;
+    let dim = plan::index_dim(op, arg, sshape.len(), ishape)?;
     let mut target = sshape.clone();
     target[dim] = ishape[dim];
     Ok((dim, target))

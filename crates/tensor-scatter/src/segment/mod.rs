@@ -169,17 +169,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
     }
     let dim = match kind {
         Kind::Scatter => normalize_axis(op, "dim", opts.dim, sshape.len())?,
-        Kind::Coo | Kind::Csr => {
-            if ishape.is_empty() || ishape.len() > sshape.len() {
-                return Err(Error::rank(
-                    op,
-                    arg_name,
-                    format!("between 1 and the rank of src ({})", sshape.len()),
-                    ishape.len(),
-                ));
-            }
-            ishape.len() - 1
-        }
+        Kind::Coo | Kind::Csr => plan::index_dim(op, arg_name, sshape.len(), ishape)?,
     };
     let mut target = sshape.clone();
     if kind == Kind::Csr {
@@ -224,10 +214,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
         Kind::Coo => plan::check_index(&lanes, dims.n, true, &origin)?,
         Kind::Csr => {
             let own = plan::own_lanes(op, arg_name, index, dim)?;
-            let origin = Origin {
-                src_shape: ishape,
-                ..origin
-            };
+            let origin = Origin::own(op, arg_name, ishape, dim);
             plan::check_indptr(&own, dims.e, &origin)?;
         }
     }

@@ -134,11 +134,7 @@ pub(crate) fn read_lanes<I: IndexInt>(
     mode: Mode,
 ) -> Result<Lanes> {
     // The walk: the lane dims in row-major order, then dim.
-    let mut order: Vec<usize> = match mode {
-        Mode::Shared => vec![],
-        Mode::PerOuter => (0..dim).collect(),
-        Mode::PerElement => (0..src_shape.len()).filter(|&d| d != dim).collect(),
-    };
+    let mut order = lane_dims(src_shape.len(), dim, mode);
     order.push(dim);
     let shape: Vec<usize> = order.iter().map(|&d| src_shape[d]).collect();
     let st: Vec<isize> = order.iter().map(|&d| strides[d]).collect();
@@ -178,6 +174,34 @@ pub(crate) fn own_lanes<I: IndexInt>(
     read_lanes(op, arg, index, &l.shape, &l.strides, dim, mode)
 }
 
+/// The dims a lane spans, in row-major order (`dim` excluded).
+fn lane_dims(rank: usize, dim: usize, mode: Mode) -> Vec<usize> {
+    match mode {
+        Mode::Shared => vec![],
+        Mode::PerOuter => (0..dim).collect(),
+        Mode::PerElement => (0..rank).filter(|&d| d != dim).collect(),
+    }
+}
+
+/// `dim = index.ndim - 1` for the segment and gather forms, whose index has rank 1 to
+/// `src_rank`.
+pub(crate) fn index_dim(
+    op: &'static str,
+    arg: &'static str,
+    src_rank: usize,
+    ishape: &[usize],
+) -> Result<usize> {
+    if ishape.is_empty() || ishape.len() > src_rank {
+        return Err(Error::rank(
+            op,
+            arg,
+            format!("between 1 and the rank of src ({src_rank})"),
+            ishape.len(),
+        ));
+    }
+    Ok(ishape.len() - 1)
+}
+
 /// The coordinate in `index` (as given, before broadcasting) of element `e` of `lane`.
 fn index_position(
     index_shape: &[usize],
@@ -189,13 +213,8 @@ fn index_position(
 ) -> Vec<usize> {
     // The coordinate in src's shape, then restricted to the index's own dims.
     let mut coord = vec![0usize; src_shape.len()];
-    let lane_dims: Vec<usize> = match mode {
-        Mode::Shared => vec![],
-        Mode::PerOuter => (0..dim).collect(),
-        Mode::PerElement => (0..src_shape.len()).filter(|&d| d != dim).collect(),
-    };
     let mut rest = lane;
-    for &d in lane_dims.iter().rev() {
+    for &d in lane_dims(src_shape.len(), dim, mode).iter().rev() {
         coord[d] = rest % src_shape[d].max(1);
         rest /= src_shape[d].max(1);
     }
@@ -219,13 +238,33 @@ pub(crate) struct Origin<'a> {
     pub(crate) dim: usize,
 }
 
-impl Origin<'_> {
+impl<'a> Origin<'a> {
+    /// For values read from `index_shape` as given (its own lanes, no broadcast).
+    pub(crate) fn own(
+        op: &'static str,
+        arg: &'static str,
+        index_shape: &'a [usize],
+        dim: usize,
+    ) -> Self {
+        Origin {
+            op,
+            arg,
+            index_shape,
+            src_shape: index_shape,
+            dim,
+        }
+    }
+
     fn position(&self, mode: Mode, lane: usize, e: usize) -> Vec<usize> {
         index_position(self.index_shape, self.src_shape, self.dim, mode, lane, e)
     }
 
     fn out_of_range(&self, mode: Mode, lane: usize, e: usize, value: i64, size: usize) -> Error {
-        let position = self.position(mode, lane, e);
+        self.fault(self.position(mode, lane, e), value, size)
+    }
+
+    /// A negative `value` at `position`, or one outside `[0, size)`.
+    fn fault(&self, position: Vec<usize>, value: i64, size: usize) -> Error {
         if value < 0 {
             return Error::new(ErrorKind::NegativeIndex {
                 op: self.op,
@@ -262,13 +301,7 @@ pub(crate) fn extent<I: IndexInt>(index: &TensorView<'_, I>, origin: &Origin<'_>
         max = max.max(v);
     }) {
         if let Some((position, v)) = bad.take() {
-            return Err(Error::new(ErrorKind::NegativeIndex {
-                op: origin.op,
-                arg: origin.arg,
-                position,
-                value: i128::from(v),
-                dim: origin.dim,
-            }));
+            return Err(origin.fault(position, v, 0));
         }
     }
     // An index of i64::MAX (a saturated u64 too) would give an extent past any allocation.
