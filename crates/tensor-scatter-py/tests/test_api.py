@@ -222,3 +222,23 @@ def test_the_native_path_and_the_general_path_agree():
     for d in (data, swapped, stepped):
         with pytest.raises(IndexError, match="indices"):
             ts.gather(d, np.array([9]), axis=1)
+
+
+def test_a_byte_swapped_or_misaligned_out_is_written_through_a_native_stage():
+    """An out of foreign byte order used to be staged in its own byte order, which the native
+    half refuses (a RuntimeError); every operator now stages in native order."""
+    want = ts.scatter_update(np.zeros(3, np.float32), np.array([1]), np.array([2.0], np.float32),
+                             reduction="add")
+    out = np.zeros(3, ">f4")
+    ts.scatter_update(np.zeros(3, ">f4"), np.array([1]), np.array([2.0], ">f4"), reduction="add",
+                      out=out)
+    assert out.tolist() == want.tolist()
+    data = np.arange(4.0).astype(">f8")
+    ts.scatter_elements(data, np.array([0]), np.array([9.0], ">f8"), out=data)  # in place
+    assert data.tolist() == [9.0, 1.0, 2.0, 3.0]
+    g = np.zeros(2, ">f8")
+    ts.gather(np.arange(4.0), np.array([3, 1]), out=g)
+    assert g.tolist() == [3.0, 1.0]
+    o = np.ones(2, ">f8")
+    ts.scatter(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 1]), 0, o)
+    assert o.tolist() == [2.0, 6.0]

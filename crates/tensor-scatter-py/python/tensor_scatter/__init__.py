@@ -19,7 +19,6 @@ from . import _native
 from ._arrays import (
     as_arr,
     done,
-    gap_free,
     index_arr,
     new_result,
     overlaps,
@@ -27,6 +26,7 @@ from ._arrays import (
     result,
     same_view,
     scalar,
+    staged,
     writable,
 )
 from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError
@@ -104,8 +104,7 @@ def _scatter(op, name, data, indices, updates, out, *options):
     in_place = same_view(target, d.array)
     # An output the native half cannot write in place (gaps, misaligned, foreign byte order)
     # is written through a contiguous stage, copied back only after success.
-    direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
-    stage = target if direct else (target.copy() if in_place else np.empty(target.shape, target.dtype))
+    stage = staged(target, keep=in_place)
     ip = i.prepared(_private(i.array, target))
     up = u.prepared(_private(u.array, target))
     dp = d.prepared(stage if in_place else _private(d.array, target))
@@ -131,8 +130,7 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
     if o.dtype != d.dtype:
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
     target = o.array
-    direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
-    stage = target if direct else np.empty(target.shape, target.dtype)
+    stage = staged(target, keep=False)
     dp = d.prepared(_private(d.array, target))
     ip = i.prepared(_private(i.array, target))
     done(_native.gather(op, dp, ip, d.prepared(stage), *options))

@@ -116,6 +116,16 @@ def gap_free(a: np.ndarray) -> bool:
     return True
 
 
+def staged(target: np.ndarray, keep: bool) -> np.ndarray:
+    """`target` itself when the native half can write it where it lies; else a new C-order
+    array of its dtype in native byte order (holding its values when `keep`), which the
+    caller copies back into `target` after success."""
+    if target.flags.aligned and target.dtype.isnative and gap_free(target):
+        return target
+    native = target.dtype.newbyteorder("=")
+    return target.astype(native, order="C") if keep else np.empty(target.shape, native)
+
+
 def readable(arr: Arr, arg: str, op: str) -> Arr:
     """`arr` in a form the native half reads in place: native byte order, aligned, no gaps
     (each copied only when it is not), bool bytes checked."""

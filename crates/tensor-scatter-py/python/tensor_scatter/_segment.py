@@ -14,7 +14,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _native
-from ._arrays import as_arr, done, gap_free, index_arr, overlaps, readable, result, writable
+from ._arrays import as_arr, done, index_arr, overlaps, readable, result, staged, writable
 from ._errors import ArgumentError, DTypeError
 
 __all__ = [
@@ -57,8 +57,7 @@ def _general(op, src, index, out, *options):
     if o.dtype != s.dtype:
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected src's dtype {s.dtype}")
     target = o.array
-    direct = target.flags.aligned and target.dtype.isnative and gap_free(target)
-    stage = target if direct else np.ascontiguousarray(target).copy()
+    stage = staged(target, keep=True)
     sp = s.prepared(s.array.copy() if overlaps(s.array, target) else None)
     ip = i.prepared(i.array.copy() if overlaps(i.array, target) else None)
     r = done(_native.segment(op, sp, ip, s.prepared(stage), *options))
