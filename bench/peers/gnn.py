@@ -78,6 +78,7 @@ def main():
     t_src, t_dst = torch.from_numpy(src), torch.from_numpy(dst)
     t_full = t_dst.view(-1, 1).expand(E, F)
     t_src_s, t_len = torch.from_numpy(src_s), torch.from_numpy(counts)
+    t_dst_s, t_indptr = torch.from_numpy(dst_s), torch.from_numpy(indptr)
     t_scores = torch.from_numpy(scores)
     t_full8 = t_dst.view(-1, 1).expand(E, 8)
     t_bf = torch.from_numpy(src_bf.view(np.int16)).view(torch.bfloat16)
@@ -129,12 +130,16 @@ def main():
             "torch scatter_reduce": lambda: torch.zeros(N, F).scatter_reduce_(0, t_full, t_src, "mean", include_self=False),
             "jax segment_sum / count": lambda: seg_mean(j_src, j_dst).block_until_ready(),
             "numpy_groupies": lambda: npg.aggregate(dst, src, "mean", size=N, axis=0, fill_value=0),
+            **({"torch_scatter": lambda: torch_scatter.scatter(t_src, t_dst, 0, dim_size=N, reduce="mean")} if torch_scatter else {}),
+            **({"pyg scatter": lambda: pyg.scatter(t_src, t_dst, 0, dim_size=N, reduce="mean")} if pyg else {}),
         }),
         "a max": (E * F * f32b + E * i64b + N * F * f32b, {
             "tensor_scatter": lambda: ts.scatter(src, dst, 0, None, N, "max"),
             "torch scatter_reduce": lambda: torch.zeros(N, F).scatter_reduce_(0, t_full, t_src, "amax", include_self=False),
             "jax segment_max": lambda: seg_max(j_src, j_dst).block_until_ready(),
             "numpy_groupies": lambda: npg.aggregate(dst, src, "max", size=N, axis=0, fill_value=0),
+            **({"torch_scatter": lambda: torch_scatter.scatter(t_src, t_dst, 0, dim_size=N, reduce="max")} if torch_scatter else {}),
+            **({"pyg scatter": lambda: pyg.scatter(t_src, t_dst, 0, dim_size=N, reduce="max")} if pyg else {}),
         }),
         "a max+argmax": (E * F * f32b + E * i64b + N * F * (f32b + i64b), {
             "tensor_scatter": lambda: ts.scatter_max(src, dst, 0, None, N),
@@ -145,22 +150,26 @@ def main():
             "tensor_scatter": lambda: ts.segment_coo(src_s, dst_s, None, N),
             "torch segment_reduce": lambda: torch.segment_reduce(t_src_s, "sum", lengths=t_len, axis=0),
             "jax segment_sum sorted": lambda: seg_sum_sorted(j_src_s, j_dst_s).block_until_ready(),
+            **({"torch_scatter": lambda: torch_scatter.segment_coo(t_src_s, t_dst_s, dim_size=N)} if torch_scatter else {}),
         }),
         "b segment_csr sum": (E * F * f32b + N * i64b + N * F * f32b, {
             "tensor_scatter": lambda: ts.segment_csr(src_s, indptr),
             "torch segment_reduce": lambda: torch.segment_reduce(t_src_s, "sum", lengths=t_len, axis=0),
+            **({"torch_scatter": lambda: torch_scatter.segment_csr(t_src_s, t_indptr)} if torch_scatter else {}),
         }),
         "c softmax [E, 8]": (2 * E * 8 * f32b + E * i64b, {
             "tensor_scatter": lambda: ts.scatter_softmax(scores, dst, 0, N),
             "torch (max, exp, index_add_)": lambda: torch_softmax(t_scores, t_full8),
             "jax": lambda: jax_softmax(j_scores, j_dst).block_until_ready(),
             **({"pyg softmax": lambda: pyg.softmax(t_scores, t_dst, num_nodes=N)} if pyg else {}),
+            **({"torch_scatter": lambda: torch_scatter.composite.scatter_softmax(t_scores, t_dst, 0, dim_size=N)} if torch_scatter else {}),
         }),
         "d sum bf16, F=128": (E * 128 * 2 + E * i64b + N * 128 * 2, {
             "tensor_scatter": lambda: ts.scatter(src_bf, dst, 0, None, N, "sum"),
             "torch index_add_": lambda: torch.zeros(N, 128, dtype=torch.bfloat16).index_add_(0, t_dst, t_bf),
             "torch scatter_reduce": lambda: torch.zeros(N, 128, dtype=torch.bfloat16).scatter_reduce_(0, t_full128, t_bf, "sum", include_self=False),
             "jax segment_sum": lambda: seg_sum(j_bf, j_dst).block_until_ready(),
+            **({"torch_scatter": lambda: torch_scatter.scatter(t_bf, t_dst, 0, dim_size=N)} if torch_scatter else {}),
         }),
     }
 

@@ -88,10 +88,19 @@ fn departures_from_torch_scatter_are_as_documented() {
 #[test]
 fn f16_sums_accumulate_in_f32_and_round_once() {
     use tensor_scatter::half::f16;
-    let src = vec![f16::ONE; 3000];
+    // Rows of one element (the scatter-elements path) and of two (the fold).
+    let src = vec![f16::ONE; 6000];
     let idx = vec![0i32; 3000];
-    let out = scatter(&v(&src, &[3000]), &v(&idx, &[3000]), &SegmentOptions::new()).unwrap();
+    let o = SegmentOptions::new().dim(0);
+    let out = scatter(&v(&src[..3000], &[3000]), &v(&idx, &[3000]), &o).unwrap();
     assert_eq!(out.as_slice(), &[f16::from_f32(3000.0)]);
+    let out = scatter(&v(&src, &[3000, 2]), &v(&idx, &[3000]), &o).unwrap();
+    assert_eq!(out.as_slice(), &[f16::from_f32(3000.0); 2]);
+    // With out: its value is one more element of the fold.
+    let mut start = [f16::from_f32(0.5)];
+    let mut out = TensorViewMut::new(&mut start, &[1]).unwrap();
+    segment::scatter_out(&v(&src[..3000], &[3000]), &v(&idx, &[3000]), &mut out, &o).unwrap();
+    assert_eq!(start, [f16::from_f32(3000.5)]);
 }
 
 #[test]
@@ -256,10 +265,13 @@ fn any_thread_count_gives_the_same_bits() {
             let a = scatter(&sv, &v(&idx, &[e]), &o).unwrap().into_vec();
             let b = segment_coo(&sv, &v(&sorted, &[e]), &o).unwrap().into_vec();
             let c = scatter(&sv, &v(&per_elem, &[e, f]), &o).unwrap().into_vec();
+            // Rows of one element take the scatter-elements path.
+            let column = scatter(&v(&src[..e], &[e]), &v(&idx, &[e]), &o).unwrap();
+            assert_eq!(column.as_slice().len(), n);
             let d = matches!(red, Reduction::Min | Reduction::Max)
                 .then(|| scatter_arg(&sv, &v(&idx, &[e]), &o).unwrap().1.into_vec());
             let bits = |x: Vec<f32>| x.into_iter().map(f32::to_bits).collect::<Vec<_>>();
-            (bits(a), bits(b), bits(c), d)
+            (bits(a), bits(b), bits(c), d, bits(column.into_vec()))
         };
         let one = run(1);
         for t in [2, 3, 4] {

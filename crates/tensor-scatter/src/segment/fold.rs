@@ -275,7 +275,137 @@ pub(crate) fn rows<'s, T: Element>(
     })
 }
 
-/// Folds one segment's rows into `out` (`out.len()` elements each).
+/// The rows of one segment as the row loops take them: `len` rows at `src[base + at(i) * k..]`.
+pub(crate) trait RowList: Copy {
+    fn len(self) -> usize;
+    /// The position of row `i < len`.
+    fn at(self, i: usize) -> usize;
+    /// The position of row `i` when it is a random one (unsorted input) that exists, for
+    /// prefetching; rows past `len` belong to the next segments.
+    fn ahead(self, i: usize) -> Option<usize>;
+}
+
+/// Consecutive positions (sorted and CSR input).
+#[derive(Clone, Copy)]
+pub(crate) struct Run {
+    lo: usize,
+    len: usize,
+}
+
+impl RowList for Run {
+    #[inline(always)]
+    fn len(self) -> usize {
+        self.len
+    }
+    #[inline(always)]
+    fn at(self, i: usize) -> usize {
+        self.lo + i
+    }
+    #[inline(always)]
+    fn ahead(self, _: usize) -> Option<usize> {
+        None
+    }
+}
+
+/// Positions in destination order (unsorted input): the segment's are `all[..len]`.
+#[derive(Clone, Copy)]
+pub(crate) struct Listed<'a> {
+    all: &'a [usize],
+    len: usize,
+}
+
+impl RowList for Listed<'_> {
+    #[inline(always)]
+    fn len(self) -> usize {
+        self.len
+    }
+    #[inline(always)]
+    fn at(self, i: usize) -> usize {
+        self.all[i]
+    }
+    #[inline(always)]
+    fn ahead(self, i: usize) -> Option<usize> {
+        self.all.get(i).copied()
+    }
+}
+
+/// Row `i` of `rows` (`w` elements); when the rows are random, the lines of the row `ahead`
+/// places further are asked for (0: none).
+#[inline(always)]
+fn row_at<T, R: RowList>(
+    src: &[T],
+    (base, k): (usize, usize),
+    w: usize,
+    rows: R,
+    i: usize,
+    ahead: usize,
+) -> &[T] {
+    if ahead > 0
+        && let Some(a) = rows.ahead(i + ahead)
+    {
+        let row = src[base + a * k..].as_ptr();
+        let bytes = (w * std::mem::size_of::<T>()).min(1024);
+        for off in (0..bytes).step_by(256) {
+            prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
+        }
+    }
+    let at = base + rows.at(i) * k;
+    &src[at..at + w]
+}
+
+/// Folds rows `from..` of a segment into `cells` (`cells[j] = f(cells[j], row[j])` in row
+/// order), `B` columns at a time from column `c`, each block held in registers across the
+/// rows and stored once (a store per row of a value that may be the old one becomes a
+/// masked store, which is slow). Returns the first column left over (fewer than `B`).
+#[inline(always)]
+fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
+    cells: &mut [U],
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
+    from: usize,
+    mut c: usize,
+    f: impl Fn(U, T) -> U,
+) -> usize {
+    let w = cells.len();
+    while c + B <= w {
+        // Only the first pass over the rows prefetches (the later ones find them in cache).
+        let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
+        let mut a: [U; B] = cells[c..c + B].try_into().expect("B cells");
+        for i in from..rows.len() {
+            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+            for j in 0..B {
+                a[j] = f(a[j], row[j]);
+            }
+        }
+        cells[c..c + B].copy_from_slice(&a);
+        c += B;
+    }
+    c
+}
+
+/// [`fold_blocks`] over every column: blocks of 32, then 8, then single cells.
+#[inline(always)]
+fn fold_all<T: Copy, U: Copy, R: RowList>(
+    cells: &mut [U],
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
+    from: usize,
+    f: impl Fn(U, T) -> U + Copy,
+) {
+    let c = if std::mem::size_of::<U>() <= 4 {
+        fold_blocks::<T, U, R, 64>(cells, src, at, rows, from, 0, f)
+    } else {
+        0
+    };
+    let c = fold_blocks::<T, U, R, 32>(cells, src, at, rows, from, c, f);
+    let c = fold_blocks::<T, U, R, 8>(cells, src, at, rows, from, c, f);
+    fold_blocks::<T, U, R, 1>(cells, src, at, rows, from, c, f);
+}
+
+/// Folds one segment's rows into `out` (`out.len()` elements each): one call of a loop
+/// compiled per instruction set per segment.
 #[inline]
 fn fold_cell<T: Element>(
     p: &Problem<'_, T>,
@@ -286,28 +416,66 @@ fn fold_cell<T: Element>(
     arg: Option<&mut [i64]>,
     acc: &mut [T::Wide],
 ) {
-    let rows = rows(p, base, pos, out.len());
-    let e = p.dims.e;
+    match pos {
+        Positions::Range(r) => fold_rows(
+            p,
+            lv,
+            base,
+            Run {
+                lo: r.start,
+                len: r.len(),
+            },
+            out,
+            arg,
+            acc,
+        ),
+        Positions::Order { all, at, end } => {
+            let rows = Listed {
+                all: &all[at..],
+                len: end - at,
+            };
+            fold_rows(p, lv, base, rows, out, arg, acc)
+        }
+    }
+}
+
+/// One segment's fold, by reduction.
+#[inline]
+fn fold_rows<T: Element, R: RowList>(
+    p: &Problem<'_, T>,
+    lv: Level,
+    base: usize,
+    rows: R,
+    out: &mut [T],
+    arg: Option<&mut [i64]>,
+    acc: &mut [T::Wide],
+) {
+    let (src, at, e) = (p.src, (base, p.dims.k), p.dims.e);
     match p.reduce {
         Reduction::Mul => {
-            sum_like::<T, FoldMulC>(lv, rows, out, acc, p.include_self, Reduction::Mul)
+            sum_like::<T, FoldMulC, R>(lv, src, at, rows, out, acc, p.include_self, Reduction::Mul)
         }
         Reduction::Mean => {
-            sum_like::<T, FoldAddC>(lv, rows, out, acc, p.include_self, Reduction::Mean)
+            sum_like::<T, FoldAddC, R>(lv, src, at, rows, out, acc, p.include_self, Reduction::Mean)
         }
-        Reduction::Min => extreme::<T, MinC>(lv, rows, out, arg, p.include_self, e),
-        Reduction::Max => extreme::<T, MaxC>(lv, rows, out, arg, p.include_self, e),
-        _ => sum_like::<T, FoldAddC>(lv, rows, out, acc, p.include_self, Reduction::Add),
+        Reduction::Min => extreme::<T, MinC, R>(lv, src, at, rows, out, arg, p.include_self, e),
+        Reduction::Max => extreme::<T, MaxC, R>(lv, src, at, rows, out, arg, p.include_self, e),
+        _ => {
+            sum_like::<T, FoldAddC, R>(lv, src, at, rows, out, acc, p.include_self, Reduction::Add)
+        }
     }
 }
 
 /// Sum, product or mean of the rows, accumulated in `T::Wide` and rounded once. An empty
 /// segment (without `include_self`) gives 0 (1 for the product). The steps leave NaN as the
 /// hardware makes it (NaN absorbs every later step); the result is made canonical once.
+#[allow(clippy::too_many_arguments)]
 #[inline]
-fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
+fn sum_like<T: Element, C: Combiner<T::Wide>, R: RowList>(
     level: Level,
-    rows: impl Iterator<Item = (usize, &'s [T])>,
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
     out: &mut [T],
     acc: &mut [T::Wide],
     include_self: bool,
@@ -321,11 +489,8 @@ fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
     } else {
         acc.fill(<T::Wide as Element>::identity(red));
     }
-    let mut count = u64::from(include_self);
-    for (_, row) in rows {
-        fold_row::<T, C>(level, acc, row);
-        count += 1;
-    }
+    fold_segment::<T, C, R>(level, acc, src, at, rows);
+    let count = u64::from(include_self) + rows.len() as u64;
     if count == 0 {
         out.fill(empty_value::<T>(red));
     } else if red == Reduction::Mean {
@@ -340,37 +505,72 @@ fn sum_like<'s, T: Element, C: Combiner<T::Wide>>(
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
-    /// `out[k] = C(out[k], row[k])` (min and max, in the type itself).
-    fn fold_row_in_place<T: Element, C: Combiner<T>>(out: &mut [T], row: &[T]) -> () {
-        for (o, &x) in out.iter_mut().zip(row) {
-            *o = C::combine(*o, x);
-        }
-    }
-}
-
-crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
-    /// [`fold_row_in_place`], and `arg[k] = at` where the cell's bits changed (a select, not
-    /// a branch: which cells change is data-dependent).
-    fn fold_row_arg<T: Element, C: Combiner<T>>(out: &mut [T], arg: &mut [i64], row: &[T], at: i64) -> () {
-        for ((o, &x), g) in out.iter_mut().zip(row).zip(arg.iter_mut()) {
-            let n = C::combine(*o, x);
-            *g = if n.to_bits_u64() != o.to_bits_u64() { at } else { *g };
-            *o = n;
-        }
-    }
-}
-
-crate::kernels::simd::multiversion! {
     if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
-    /// `acc[k] = C(acc[k], row[k])` in the wide type, compiled per instruction set for the
-    /// float types (the loop is what the sum, product and mean of a segment cost).
-    fn fold_row<T: Element, C: Combiner<T::Wide>>(acc: &mut [T::Wide], row: &[T]) -> () {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a = C::combine(*a, x.widen());
-        }
+    /// `acc[j] = C(acc[j], row[j])` in the wide type for every row of a segment, compiled per
+    /// instruction set for the float types (the loop is what a sum, product or mean costs).
+    fn fold_segment<T: Element, C: Combiner<T::Wide>, R: RowList>(acc: &mut [T::Wide], src: &[T], at: (usize, usize), rows: R) -> () {
+        fold_all(acc, src, at, rows, 0, |a, x: T| C::combine(a, x.widen()));
     }
+}
+
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    /// `out[j] = C(out[j], row[j])` (min and max, in the type itself) for rows `from..` of a
+    /// segment.
+    fn extreme_segment<T: Element, C: Combiner<T>, R: RowList>(out: &mut [T], src: &[T], at: (usize, usize), rows: R, from: usize) -> () {
+        fold_all(out, src, at, rows, from, C::combine);
+    }
+}
+
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    /// [`extreme_segment`], and `arg[j] = position` where the cell's bits changed (a select,
+    /// not a branch: which cells change is data-dependent).
+    fn extreme_arg_segment<T: Element, C: Combiner<T>, R: RowList>(out: &mut [T], arg: &mut [i64], src: &[T], at: (usize, usize), rows: R, from: usize) -> () {
+        let c = arg_blocks::<T, C, R, ARG_BLOCK>(out, arg, src, at, rows, from, 0);
+        arg_blocks::<T, C, R, 1>(out, arg, src, at, rows, from, c);
+    }
+}
+
+/// Columns per block of [`extreme_arg_segment`].
+const ARG_BLOCK: usize = 16;
+
+/// [`fold_blocks`] for min and max with positions: `B` values and their positions at a time.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
+    out: &mut [T],
+    arg: &mut [i64],
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
+    from: usize,
+    mut c: usize,
+) -> usize {
+    let w = out.len();
+    while c + B <= w {
+        // Only the first pass over the rows prefetches (the later ones find them in cache).
+        let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
+        let mut v: [T; B] = out[c..c + B].try_into().expect("B cells");
+        let mut g: [i64; B] = arg[c..c + B].try_into().expect("B cells");
+        for i in from..rows.len() {
+            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+            let p = rows.at(i) as i64;
+            for j in 0..B {
+                let n = C::combine(v[j], row[j]);
+                g[j] = if n.to_bits_u64() != v[j].to_bits_u64() {
+                    p
+                } else {
+                    g[j]
+                };
+                v[j] = n;
+            }
+        }
+        out[c..c + B].copy_from_slice(&v);
+        arg[c..c + B].copy_from_slice(&g);
+        c += B;
+    }
+    c
 }
 
 /// What an output cell that received nothing holds (torch_scatter: 0, and 1 for mul).
@@ -385,35 +585,36 @@ pub(crate) fn empty_value<T: Element>(red: Reduction) -> T {
 /// Minimum or maximum of the rows, with the position of the element each cell took its
 /// value from (the first among equals, the first NaN): the position moves only when the
 /// fold's bits change. An empty segment gives 0 and position `e`.
+#[allow(clippy::too_many_arguments)]
 #[inline]
-fn extreme<'s, T: Element, C: Combiner<T>>(
+fn extreme<T: Element, C: Combiner<T>, R: RowList>(
     level: Level,
-    rows: impl Iterator<Item = (usize, &'s [T])>,
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
     out: &mut [T],
     mut arg: Option<&mut [i64]>,
     include_self: bool,
     e: usize,
 ) {
-    let mut first = !include_self;
     if let Some(a) = arg.as_deref_mut() {
         a.fill(e as i64);
     }
-    for (at, row) in rows {
-        if first {
-            // The identity folded with the row is the row, bit for bit.
-            out.copy_from_slice(row);
-            if let Some(a) = arg.as_deref_mut() {
-                a.fill(at as i64);
-            }
-            first = false;
-            continue;
-        }
-        match arg.as_deref_mut() {
-            None => fold_row_in_place::<T, C>(level, out, row),
-            Some(a) => fold_row_arg::<T, C>(level, out, a, row, at as i64),
-        }
-    }
-    if first {
+    let from = if include_self {
+        0
+    } else if rows.len() == 0 {
         out.fill(T::default());
+        return;
+    } else {
+        // The identity folded with the first row is that row, bit for bit.
+        out.copy_from_slice(row_at(src, at, out.len(), rows, 0, 0));
+        if let Some(a) = arg.as_deref_mut() {
+            a.fill(rows.at(0) as i64);
+        }
+        1
+    };
+    match arg {
+        None => extreme_segment::<T, C, R>(level, out, src, at, rows, from),
+        Some(a) => extreme_arg_segment::<T, C, R>(level, out, a, src, at, rows, from),
     }
 }

@@ -291,6 +291,19 @@ fn reduce<T: Element, I: IndexInt>(
     } else {
         None
     };
+    if !want_arg && kind == Kind::Scatter && by_elements(dims, mode) {
+        by_scatter_elements(
+            op,
+            &src_data,
+            &lanes,
+            dims,
+            red,
+            out.is_some(),
+            opts,
+            &mut buf,
+        )?;
+        return Ok((buf, None, out_shape));
+    }
     let problem = Problem {
         src: &src_data,
         dims,
@@ -320,6 +333,48 @@ fn reduce<T: Element, I: IndexInt>(
         }
     }
     Ok((buf, arg, out_shape))
+}
+
+/// Whether a [`scatter`] of single elements (`k = 1`, rows of one) goes through the crate's
+/// scatter-elements kernel: it streams `src` in index order instead of sorting it by
+/// destination, which for rows this narrow is several times faster (and folds every cell in
+/// the same order, so the bits are the same).
+fn by_elements(dims: Dims, mode: Mode) -> bool {
+    mode != Mode::PerElement && dims.k == 1 && (dims.b == 1 || dims.e >= 1024)
+}
+
+/// A 1-D [`crate::scatter_elements_into`] per lane of `buf` (`[b, n]`): the fold of each cell
+/// in index order from the identity (from `buf`'s value with `include_self`), in `T::Wide`
+/// and rounded once, which is [`fold::run`]'s result bit for bit. A cell that receives
+/// nothing keeps `buf`'s value (torch_scatter's 0, or 1 for `mul`, without `out`).
+#[allow(clippy::too_many_arguments)]
+fn by_scatter_elements<T: Element>(
+    op: &'static str,
+    src: &[T],
+    lanes: &Lanes,
+    dims: Dims,
+    red: Reduction,
+    include_self: bool,
+    opts: &SegmentOptions,
+    buf: &mut [T],
+) -> Result<()> {
+    if !include_self && red == Reduction::Mul {
+        buf.fill(fold::empty_value::<T>(red)); // The others' empty value is `buf`'s 0.
+    }
+    let so = crate::ScatterOptions::new()
+        .reduction(red)
+        .include_self(include_self)
+        .accumulation(crate::Accumulation::Wide)
+        .par(opts.par);
+    let (e, n) = (dims.e, dims.n);
+    for lane in 0..dims.b {
+        let index = TensorView::new(lanes.lane(lane), &[e])?;
+        let updates = TensorView::new(&src[lane * e..(lane + 1) * e], &[e])?;
+        let mut dest = TensorViewMut::new(&mut buf[lane * n..(lane + 1) * n], &[n])?;
+        crate::scatter_elements_into(&mut dest, &index, &updates, &so)
+            .map_err(|err| err.with_op(op))?;
+    }
+    Ok(())
 }
 
 /// `len` copies of `v`, allocated fallibly.

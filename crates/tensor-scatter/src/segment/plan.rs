@@ -147,9 +147,27 @@ pub(crate) fn read_lanes<I: IndexInt>(
     values
         .try_reserve_exact(total)
         .map_err(|_| Error::out_of_memory(op, arg, total.saturating_mul(8)))?;
-    let mut odo = Odometer::new(&shape, [&st], [index.layout.offset as isize], total);
-    while let Some([p]) = odo.next_offsets() {
-        values.push(index.data[p as usize].to_i64_sat());
+    // The walk's last dim is `dim`: whole runs along it per outer step (a plain copy-convert
+    // when contiguous).
+    let (inner, inner_st) = (src_shape[dim], strides[dim]);
+    if total > 0 {
+        let outer = &shape[..shape.len() - 1];
+        let mut odo = Odometer::new(
+            outer,
+            [&st[..st.len() - 1]],
+            [index.layout.offset as isize],
+            total / inner,
+        );
+        while let Some([p]) = odo.next_offsets() {
+            if inner_st == 1 {
+                let run = &index.data[p as usize..p as usize + inner];
+                values.extend(run.iter().map(|v| v.to_i64_sat()));
+            } else {
+                values.extend((0..inner as isize).map(|j| {
+                    index.data[p.wrapping_add(j.wrapping_mul(inner_st)) as usize].to_i64_sat()
+                }));
+            }
+        }
     }
     Ok(Lanes {
         mode,
@@ -320,6 +338,22 @@ pub(crate) fn check_index(
     origin: &Origin<'_>,
 ) -> Result<()> {
     let len = lanes.len.max(1);
+    // A pass without an early exit per value first; the loop below finds the first fault.
+    let clean = lanes.values.chunks(len).all(|lane| {
+        let outside = lane
+            .iter()
+            .fold(0u8, |b, &v| b | u8::from(v as u64 >= n as u64));
+        let descents = if sorted {
+            let steps = lane.iter().zip(lane.iter().skip(1));
+            steps.fold(0u8, |b, (a, c)| b | u8::from(c < a))
+        } else {
+            0
+        };
+        outside | descents == 0
+    });
+    if clean {
+        return Ok(());
+    }
     for (p, &v) in lanes.values.iter().enumerate() {
         if v < 0 || v as u64 >= n as u64 {
             return Err(origin.out_of_range(lanes.mode, p / len, p % len, v, n));
@@ -410,11 +444,16 @@ impl Groups {
         if self.sorted {
             self.starts.clear();
             self.starts.resize(n + 1, 0);
+            // Segment s starts at the first position holding s or more: a binary search in a
+            // short window past the previous start (segments are short), else in the rest.
             let mut at = 0;
             for (s, start) in self.starts.iter_mut().enumerate() {
-                while at < idx.len() && (idx[at] as usize) < s {
-                    at += 1;
-                }
+                let window = &idx[at..idx.len().min(at + 64)];
+                let below = |&v: &i64| (v as usize) < s;
+                at += match window.last() {
+                    Some(last) if !below(last) => window.partition_point(below),
+                    _ => idx[at..].partition_point(below),
+                };
                 *start = at;
             }
             return;

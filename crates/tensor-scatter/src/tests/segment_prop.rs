@@ -327,6 +327,37 @@ proptest! {
     }
 }
 
+/// Long lanes of single elements (`k = 1`, `e >= 1024`, several lanes) take the
+/// scatter-elements path, which the small generated shapes reach only with one lane; values
+/// up to ±1000 make f16/bf16 sums round differently unless they accumulate wide.
+#[test]
+fn segment_long_lanes_of_single_elements_match_oracle() {
+    for seed in 0..120u64 {
+        let mut case = generate(seed, Form::Scatter);
+        let mut rng = Rng::new(seed ^ 0x5eed);
+        let (b, e, n) = (2 + seed as usize % 2, 1100, 1 + rng.below(5) as usize);
+        case.src_shape = vec![b, e];
+        case.index_shape = if seed % 3 == 0 { vec![e] } else { vec![b, e] };
+        case.opts = case.opts.dim(1);
+        case.want_arg = false;
+        let count: usize = case.index_shape.iter().product();
+        case.index = (0..count).map(|_| rng.below(n as u64) as i128).collect();
+        if rng.chance(10) {
+            case.index[rng.below(count as u64) as usize] = n as i128; // one out of range
+        }
+        case.src = (0..b * e).map(|_| rng.below(2001) as i64 - 1000).collect();
+        if case.opts.dim_size.is_some() || case.out.is_some() {
+            case.opts = case.opts.dim_size(n);
+        }
+        case.out = case
+            .out
+            .map(|_| (vec![b, n], (0..b * n).map(|v| v as i64 - 3).collect()));
+        if let Err(m) = check_case(&case) {
+            panic!("seed {seed}: {m}\ncase: {case:?}");
+        }
+    }
+}
+
 /// The generator must reach successes with data, errors, and every reduction with positions.
 #[test]
 fn segment_generator_covers_successes_and_errors() {
