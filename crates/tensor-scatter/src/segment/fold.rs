@@ -251,6 +251,15 @@ pub(crate) fn lane_base<T>(p: &Problem<'_, T>, lane: usize) -> usize {
     }
 }
 
+/// Asks for the lines of the row of `w` elements at the start of `from` (its first KiB).
+#[inline(always)]
+fn prefetch_row<T>(from: &[T], w: usize) {
+    let (row, bytes) = (from.as_ptr(), (w * std::mem::size_of::<T>()).min(1024));
+    for off in (0..bytes).step_by(256) {
+        prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
+    }
+}
+
 /// The rows (`w` elements from `base + position * k`) of one segment, with their positions.
 /// Unsorted input reads rows in random order: each row's lines are asked for
 /// `SEGMENT_PREFETCH_ROWS` rows ahead, so the loads overlap.
@@ -262,13 +271,9 @@ pub(crate) fn rows<'s, T: Element>(
     w: usize,
 ) -> impl Iterator<Item = (usize, &'s [T])> + 's {
     let (k, src) = (p.dims.k, p.src);
-    let bytes = (w * std::mem::size_of::<T>()).min(1024);
     std::iter::from_fn(move || {
         if let Some(a) = pos.ahead(SEGMENT_PREFETCH_ROWS) {
-            let row = src[base + a * k..].as_ptr();
-            for off in (0..bytes).step_by(256) {
-                prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
-            }
+            prefetch_row(&src[base + a * k..], w);
         }
         let at = pos.next()?;
         Some((at, &src[base + at * k..base + at * k + w]))
@@ -343,11 +348,7 @@ fn row_at<T, R: RowList>(
     if ahead > 0
         && let Some(a) = rows.ahead(i + ahead)
     {
-        let row = src[base + a * k..].as_ptr();
-        let bytes = (w * std::mem::size_of::<T>()).min(1024);
-        for off in (0..bytes).step_by(256) {
-            prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
-        }
+        prefetch_row(&src[base + a * k..], w);
     }
     let at = base + rows.at(i) * k;
     &src[at..at + w]
