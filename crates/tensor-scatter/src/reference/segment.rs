@@ -489,3 +489,105 @@ pub fn composite<T: Float, I: IndexInt>(
     };
     Tensor::from_vec(values, &c.oshape)
 }
+
+/// The backward of [`reduce`]: the gradients with respect to `src` and (with `out`) to
+/// `out`'s starting values, cell by cell from its members in index order. Sum: `g`; mean:
+/// `g · 1 / count`; min / max: `g · 1 / ties` to each value equal to the result (NaN equal
+/// to NaN), or `g` to the one `arg` names with `Ties::First`; mul: `(before · after) · g`
+/// with `before` the fold of the earlier values (`out`'s first) and `after` the fold of the
+/// later ones from the last, all in the compute type.
+#[allow(clippy::type_complexity)]
+pub fn vjp<T: Float, I: IndexInt>(
+    form: Form,
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<(Tensor<T>, Option<Tensor<T>>)> {
+    let c = contributions(form, src, index, out, opts)?;
+    if grad.shape() != c.oshape {
+        return Err(invalid("grad", "shape"));
+    }
+    let xs: Vec<T> = coords(src.shape())
+        .iter()
+        .map(|p| src.get(p).unwrap_or_default())
+        .collect();
+    let mut members: Vec<Vec<usize>> = vec![vec![]; c.cells.len()];
+    for (pos, o) in c.owner.iter().enumerate() {
+        if let Some(cell) = o {
+            members[*cell].push(pos);
+        }
+    }
+    let one = T::Acc::count(1);
+    let share = |g: T, d: u64| T::from_acc(g.to_acc() * one / T::Acc::count(d));
+    let same = |x: T, r: T| {
+        let (x, r) = (x.to_acc(), r.to_acc());
+        x == r || (x.is_nan() && r.is_nan())
+    };
+    let mut gs = vec![T::default(); xs.len()];
+    let mut go = vec![T::default(); c.cells.len()];
+    for (cell, coord) in c.cells.iter().enumerate() {
+        let g = grad.get(coord).unwrap_or_default();
+        let start = out.map(|o| o.get(coord).unwrap_or_default());
+        let ms = &members[cell];
+        match opts.reduce {
+            Reduction::Add => {
+                ms.iter().for_each(|&m| gs[m] = g);
+                go[cell] = g;
+            }
+            Reduction::Mean => {
+                let count = ms.len() as u64 + u64::from(start.is_some());
+                if count > 0 {
+                    ms.iter().for_each(|&m| gs[m] = share(g, count));
+                    go[cell] = share(g, count);
+                }
+            }
+            Reduction::Min | Reduction::Max => {
+                let (r, arg) = fold_cell(start, &c.items[cell], opts.reduce, c.e);
+                if opts.ties == crate::segment::Ties::First {
+                    for (&m, &(p, _)) in ms.iter().zip(&c.items[cell]) {
+                        if p as i64 == arg {
+                            gs[m] = g;
+                        }
+                    }
+                    go[cell] = if arg == c.e as i64 { g } else { T::default() };
+                } else {
+                    let tied_out = start.is_some_and(|s| same(s, r));
+                    let ties =
+                        ms.iter().filter(|&&m| same(xs[m], r)).count() as u64 + u64::from(tied_out);
+                    for &m in ms {
+                        if same(xs[m], r) {
+                            gs[m] = share(g, ties);
+                        }
+                    }
+                    if tied_out {
+                        go[cell] = share(g, ties);
+                    }
+                }
+            }
+            _ => {
+                for (j, &m) in ms.iter().enumerate() {
+                    let mut before = start.map_or(one, |s| s.to_acc());
+                    for &i in &ms[..j] {
+                        before = before * xs[i].to_acc();
+                    }
+                    let mut after = one;
+                    for &i in ms[j + 1..].iter().rev() {
+                        after = after * xs[i].to_acc();
+                    }
+                    gs[m] = T::from_acc(before * after * g.to_acc());
+                }
+                let mut all = one;
+                for &i in ms.iter().rev() {
+                    all = all * xs[i].to_acc();
+                }
+                go[cell] = T::from_acc(all * g.to_acc());
+            }
+        }
+    }
+    Ok((
+        Tensor::from_vec(gs, src.shape())?,
+        out.map(|_| Tensor::from_vec(go, &c.oshape)).transpose()?,
+    ))
+}

@@ -52,12 +52,16 @@ mod composite;
 mod fold;
 mod gather;
 mod plan;
+mod vjp;
 
 #[doc(hidden)]
 pub use composite::Real;
 pub(crate) use composite::not_float;
 pub use composite::{Float, scatter_log_softmax, scatter_logsumexp, scatter_softmax, scatter_std};
 pub use gather::{gather_coo, gather_csr};
+pub use vjp::{
+    Grads, Ties, gather_coo_vjp, gather_csr_vjp, scatter_vjp, segment_coo_vjp, segment_csr_vjp,
+};
 
 use fold::{Problem, Source};
 use plan::{Dims, Lanes, Mode, Origin};
@@ -93,6 +97,9 @@ pub struct SegmentOptions {
     pub reduce: Reduction,
     /// How many threads to use. Never changes the result.
     pub par: Par,
+    /// Where the backward of min and max ([`scatter_vjp`] and the others) sends the gradient
+    /// of a cell whose result several values reach.
+    pub ties: Ties,
 }
 
 impl Default for SegmentOptions {
@@ -102,6 +109,7 @@ impl Default for SegmentOptions {
             dim_size: None,
             reduce: Reduction::Add,
             par: Par::Auto,
+            ties: Ties::Split,
         }
     }
 }
@@ -129,6 +137,11 @@ impl SegmentOptions {
     /// Sets the thread setting.
     pub fn par(mut self, par: Par) -> Self {
         self.par = par;
+        self
+    }
+    /// Sets the tie rule of the min / max backward.
+    pub fn ties(mut self, ties: Ties) -> Self {
+        self.ties = ties;
         self
     }
 }

@@ -2,3 +2,4 @@ mod fold;
 mod gather_prop;
 mod prop;
 mod segment_prop;
+mod segment_vjp;

@@ -17,22 +17,22 @@ use crate::segment::{self, Float, SegmentOptions};
 use crate::{DType, Par, Reduction, Tensor, TensorView, TensorViewMut};
 
 #[derive(Debug, Clone)]
-struct Case {
-    form: Form,
-    src_shape: Vec<usize>,
-    index_shape: Vec<usize>,
-    src: Vec<i64>,
-    index: Vec<i128>,
+pub(super) struct Case {
+    pub(super) form: Form,
+    pub(super) src_shape: Vec<usize>,
+    pub(super) index_shape: Vec<usize>,
+    pub(super) src: Vec<i64>,
+    pub(super) index: Vec<i128>,
     /// The output's starting values (`out=`), shaped as the output.
-    out: Option<(Vec<usize>, Vec<i64>)>,
-    opts: SegmentOptions,
-    want_arg: bool,
-    dtype: DType,
-    index_dtype: DType,
-    layouts: [u8; 3],
+    pub(super) out: Option<(Vec<usize>, Vec<i64>)>,
+    pub(super) opts: SegmentOptions,
+    pub(super) want_arg: bool,
+    pub(super) dtype: DType,
+    pub(super) index_dtype: DType,
+    pub(super) layouts: [u8; 3],
 }
 
-fn generate(seed: u64, form: Form) -> Case {
+pub(super) fn generate(seed: u64, form: Form) -> Case {
     let mut rng = Rng::new(seed);
     let rank = 1 + rng.below(4) as usize;
     let src_shape: Vec<usize> = (0..rank)

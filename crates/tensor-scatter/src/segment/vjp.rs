@@ -1,0 +1,421 @@
+//! Vector-Jacobian products (backward passes) of the segment reductions and their inverses:
+//! given the forward's inputs and the gradient of a loss with respect to its output, the
+//! gradients with respect to `src` and to `out`'s starting values.
+//!
+//! Every position of `src` belongs to at most one output cell (its segment), so each rule is
+//! per cell: sum gives each member the cell's gradient `g`; mean `g / count` (`out`'s value
+//! counted, as in the forward); mul `g` times the product of the cell's other values (no
+//! division, so zeros are exact); min and max give `g` to the members equal to the result
+//! (NaN counting as equal to NaN), split evenly ([`Ties::Split`]) or all to the one the
+//! forward's `arg` names ([`Ties::First`]). The gathers' backward is the segment sum.
+//! Each result is computed in one fixed order: bit-identical for any thread count.
+
+use super::plan::{Lanes, Mode};
+use super::{Float, Kind, Real, SegmentOptions, filled, prepare, reduce, tensor};
+use crate::dtype::{Element, Reduction};
+use crate::error::{Error, Result};
+use crate::gather::{GatherOptions, GatherOutOfRange};
+use crate::index::{IndexInt, NegativeIndices};
+use crate::scatter::contiguous_data;
+use crate::view::{Tensor, TensorView};
+
+/// Where the gradient of a min or max cell goes when several of its values equal the result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ties {
+    /// Evenly among them, `out`'s starting value included (PyTorch's `scatter_reduce` rule).
+    #[default]
+    Split,
+    /// All to the one the forward's `arg` names: the first in index order, or `out`'s value
+    /// when the cell kept it (torch_scatter's rule).
+    First,
+}
+
+/// The gradients of a segment reduction.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Grads<T> {
+    /// With respect to `src` (its shape).
+    pub src: Tensor<T>,
+    /// With respect to `out`'s starting values, when the forward had `out` (its shape).
+    pub out: Option<Tensor<T>>,
+}
+
+/// The backward of [`scatter`](super::scatter) / [`scatter_out`](super::scatter_out) (and
+/// of [`scatter_arg`](super::scatter_arg) for min and max): `grad` is the gradient with
+/// respect to the forward's output, `out` the forward's starting values (`None` when it had
+/// none), `opts` the forward's options (plus [`SegmentOptions::ties`]).
+///
+/// ```
+/// use tensor_scatter::segment::{scatter_vjp, SegmentOptions};
+/// use tensor_scatter::{Reduction, TensorView};
+/// let src = TensorView::new(&[1.0f32, 5.0, 2.0, 5.0], &[4]).unwrap();
+/// let index = TensorView::new(&[0i64, 0, 1, 0], &[4]).unwrap();
+/// let grad = TensorView::new(&[6.0f32, 1.0], &[2]).unwrap();
+/// let opts = SegmentOptions::new().reduce(Reduction::Max);
+/// // Cell 0's maximum 5 is reached twice: the gradient is split between them.
+/// let g = scatter_vjp(&grad, &src, &index, None, &opts).unwrap();
+/// assert_eq!(g.src.as_slice(), &[0.0, 3.0, 1.0, 3.0]);
+/// let g = scatter_vjp(&grad, &src, &index, None, &opts.reduce(Reduction::Mean)).unwrap();
+/// assert_eq!(g.src.as_slice(), &[2.0, 2.0, 1.0, 2.0]);
+/// ```
+///
+/// # Errors
+/// Those of the forward, plus a `grad` not shaped as the forward's output (naming `grad`).
+pub fn scatter_vjp<T: Float, I: IndexInt>(
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<Grads<T>> {
+    vjp("scatter_vjp", Kind::Scatter, grad, src, index, out, opts)
+}
+
+/// The backward of [`segment_coo`](super::segment_coo) and its `_out` / `_arg` forms (see
+/// [`scatter_vjp`]).
+///
+/// # Errors
+/// As [`scatter_vjp`].
+pub fn segment_coo_vjp<T: Float, I: IndexInt>(
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<Grads<T>> {
+    vjp("segment_coo_vjp", Kind::Coo, grad, src, index, out, opts)
+}
+
+/// The backward of [`segment_csr`](super::segment_csr) and its `_out` / `_arg` forms (see
+/// [`scatter_vjp`]). Positions outside every segment get 0.
+///
+/// # Errors
+/// As [`scatter_vjp`].
+pub fn segment_csr_vjp<T: Float, I: IndexInt>(
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    indptr: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<Grads<T>> {
+    vjp("segment_csr_vjp", Kind::Csr, grad, src, indptr, out, opts)
+}
+
+/// The backward of [`gather_coo`](super::gather_coo) from a `src` whose extent along
+/// `dim = index.ndim - 1` was `dim_size`: the sum of `grad` by `index` (a segment
+/// [`scatter`](super::scatter), so deterministic). Any other dtype works too.
+///
+/// # Errors
+/// Those of [`scatter`](super::scatter) (an index outside `[0, dim_size)`, one that does not
+/// broadcast against `grad`).
+pub fn gather_coo_vjp<T: Element, I: IndexInt>(
+    grad: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    dim_size: usize,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    const OP: &str = "gather_coo_vjp";
+    let rank = index.layout.shape.len();
+    if rank == 0 || rank > grad.layout.shape.len() {
+        return Err(Error::rank(
+            OP,
+            "index",
+            format!("1 to {} (grad's rank)", grad.layout.shape.len()),
+            rank,
+        ));
+    }
+    let o = opts
+        .dim(rank as i64 - 1)
+        .dim_size(dim_size)
+        .reduce(Reduction::Add);
+    let (v, _, shape) = reduce(OP, Kind::Scatter, grad, index, None, false, &o)?;
+    Ok(tensor(v, &shape))
+}
+
+/// The backward of [`gather_csr`](super::gather_csr): the sum of `grad` over each segment
+/// (a [`segment_csr`](super::segment_csr) sum; positions outside every segment read
+/// nothing, so they carry no gradient).
+///
+/// # Errors
+/// Those of [`segment_csr`](super::segment_csr).
+pub fn gather_csr_vjp<T: Element, I: IndexInt>(
+    grad: &TensorView<'_, T>,
+    indptr: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    let o = opts.reduce(Reduction::Add);
+    let (v, _, shape) = reduce("gather_csr_vjp", Kind::Csr, grad, indptr, None, false, &o)?;
+    Ok(tensor(v, &shape))
+}
+
+/// The segment of every src position, lane-major as [`Lanes`] (`n` for none).
+fn segment_ids(kind: Kind, lanes: Lanes, e: usize, n: usize) -> Result<Lanes> {
+    if kind != Kind::Csr {
+        return Ok(lanes);
+    }
+    let count = lanes.values.len() / lanes.len.max(1);
+    let mut values = filled("segment_csr_vjp", "src", count * e, n as i64)?;
+    for (l, ids) in values.chunks_mut(e.max(1)).enumerate().take(count) {
+        let offs = lanes.lane(l);
+        for s in 0..n {
+            ids[offs[s] as usize..offs[s + 1] as usize].fill(s as i64);
+        }
+    }
+    Ok(Lanes {
+        mode: lanes.mode,
+        values,
+        len: e,
+    })
+}
+
+/// Gradient and result arithmetic in the compute type, rounded once.
+fn scale<T: Float>(g: T, num: T::Acc, den: T::Acc) -> T {
+    T::from_acc(g.to_acc() * num / den)
+}
+
+/// NaN counts as equal to NaN: a NaN result came from a NaN.
+fn same<T: Float>(x: T, r: T) -> bool {
+    let (x, r) = (x.to_acc(), r.to_acc());
+    x == r || (x.is_nan() && r.is_nan())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn vjp<T: Float, I: IndexInt>(
+    op: &'static str,
+    kind: Kind,
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<Grads<T>> {
+    let red = opts.reduce;
+    if !matches!(
+        red,
+        Reduction::Add | Reduction::Mean | Reduction::Mul | Reduction::Min | Reduction::Max
+    ) {
+        let expected = "expected sum, mean, mul, min or max";
+        return Err(Error::reduction(op, red.to_string(), expected));
+    }
+    let p = prepare(op, kind, src, index, out, opts)?;
+    if grad.layout.shape != p.out_shape {
+        return Err(Error::shape(
+            op,
+            "grad",
+            format!("{:?} (the forward's output shape)", p.out_shape),
+            &grad.layout.shape,
+        ));
+    }
+    let g: std::borrow::Cow<'_, [T]> = match contiguous_data(grad) {
+        Some(s) => s.into(),
+        None => grad.try_to_vec(op, "grad")?.into(),
+    };
+    let d = p.dims;
+    let (b, e, k, n) = (d.b, d.e, d.k, d.n);
+    let mode = p.mode;
+    let ids = segment_ids(kind, p.lanes, e, n)?;
+    // The lane of the cells and positions (bi, *, ki).
+    let lane = |bi: usize, ki: usize| match mode {
+        Mode::Shared => 0,
+        Mode::PerOuter => bi,
+        Mode::PerElement => bi * k + ki,
+    };
+    let gopts = GatherOptions::new()
+        .axis(p.dim as i64)
+        .negative(NegativeIndices::Error)
+        .out_of_range(GatherOutOfRange::Fill)
+        .par(opts.par);
+    let oshape = &p.out_shape;
+    let sshape = &src.layout.shape;
+    // `table[cell]` at every position whose segment `ids` names (0 elsewhere).
+    let expand = |table: &[T], ids: &Lanes| -> Result<Tensor<T>> {
+        if b * e * k == 0 {
+            return Ok(tensor(vec![], sshape));
+        }
+        let tv = TensorView::new(table, oshape)?;
+        let r = if ids.mode == Mode::Shared {
+            crate::gather::gather(&tv, &TensorView::new(ids.lane(0), &[e])?, &gopts)
+        } else {
+            let st = lane_strides(sshape, p.dim, ids.mode);
+            let iv = TensorView::with_strides(&ids.values, 0, sshape, &st)?;
+            crate::gather::gather_elements(&tv, &iv, &gopts)
+        };
+        r.map_err(|err| err.with_op(op))
+    };
+    // Every position (bi, ei, ki) with its flat src offset, lane and segment, in index order.
+    let positions = || {
+        let ids = &ids;
+        (0..b).flat_map(move |bi| {
+            (0..e).flat_map(move |ei| {
+                (0..k).map(move |ki| {
+                    let l = lane(bi, ki);
+                    let s = ids.lane(l)[ei] as usize;
+                    ((bi * e + ei) * k + ki, bi, ei, ki, s)
+                })
+            })
+        })
+    };
+    let cell = |bi: usize, s: usize, ki: usize| (bi * n + s) * k + ki;
+    let out_vals: Option<Vec<T>> = out.map(|o| o.try_to_vec(op, "out")).transpose()?;
+
+    let (src_grad, out_grad) = match red {
+        Reduction::Add => (expand(&g, &ids)?, out.map(|_| g.to_vec())),
+        Reduction::Mean => {
+            let lanes = match mode {
+                Mode::Shared => 1,
+                Mode::PerOuter => b,
+                Mode::PerElement => b * k,
+            };
+            let mut counts = filled(op, "grad", lanes * n, u64::from(out.is_some()))?;
+            for l in 0..lanes {
+                if b * k == 0 {
+                    break; // No index was read.
+                }
+                for &s in ids.lane(l) {
+                    if (s as usize) < n {
+                        counts[l * n + s as usize] += 1;
+                    }
+                }
+            }
+            let mut gs = filled(op, "grad", g.len(), T::default())?;
+            for bi in 0..b {
+                for s in 0..n {
+                    for ki in 0..k {
+                        let c = counts[lane(bi, ki) * n + s];
+                        if c > 0 {
+                            let at = cell(bi, s, ki);
+                            gs[at] = scale(g[at], T::Acc::count(1), T::Acc::count(c));
+                        }
+                    }
+                }
+            }
+            let og = out.map(|_| gs.clone());
+            (expand(&gs, &ids)?, og)
+        }
+        Reduction::Min | Reduction::Max => {
+            let first = opts.ties == Ties::First;
+            let (r, arg, _) = reduce(op, kind, src, index, out, first, opts)?;
+            // Each position's segment where it receives a gradient, `n` where it does not.
+            let mut won = filled(op, "src", b * e * k, n as i64)?;
+            let mut ties = filled(op, "grad", g.len(), 0u64)?;
+            let mut out_won = filled(op, "grad", out.map_or(0, |_| g.len()), false)?;
+            if let Some(arg) = &arg {
+                for (at, bi, ei, ki, s) in positions() {
+                    if s < n && arg[cell(bi, s, ki)] == ei as i64 {
+                        won[at] = s as i64;
+                    }
+                }
+                for (c, w) in out_won.iter_mut().enumerate() {
+                    *w = arg[c] == e as i64;
+                }
+            } else {
+                for (at, bi, _, ki, s) in positions() {
+                    if s < n && same(p.src[at], r[cell(bi, s, ki)]) {
+                        won[at] = s as i64;
+                        ties[cell(bi, s, ki)] += 1;
+                    }
+                }
+                if let Some(ov) = &out_vals {
+                    for (c, w) in out_won.iter_mut().enumerate() {
+                        *w = same(ov[c], r[c]);
+                        ties[c] += u64::from(*w);
+                    }
+                }
+            }
+            let share: Vec<T> = if first {
+                g.to_vec()
+            } else {
+                let mut v = filled(op, "grad", g.len(), T::default())?;
+                for (c, x) in v.iter_mut().enumerate() {
+                    if ties[c] > 0 {
+                        *x = scale(g[c], T::Acc::count(1), T::Acc::count(ties[c]));
+                    }
+                }
+                v
+            };
+            let og = out.map(|_| {
+                share
+                    .iter()
+                    .zip(&out_won)
+                    .map(|(&x, &w)| if w { x } else { T::default() })
+                    .collect()
+            });
+            (
+                expand_src_order(&share, &won, oshape, sshape, &gopts, op)?,
+                og,
+            )
+        }
+        _ => {
+            // Mul: each member's gradient is g times the product of the cell's other values
+            // (out's first), split around it: (before · after) · g, never a division.
+            let one = T::Acc::count(1);
+            let mut run: Vec<T::Acc> = match &out_vals {
+                Some(ov) => ov.iter().map(|x| x.to_acc()).collect(),
+                None => filled(op, "grad", g.len(), one)?,
+            };
+            let mut before = filled(op, "src", b * e * k, one)?;
+            for (at, bi, _, ki, s) in positions() {
+                if s < n {
+                    let c = cell(bi, s, ki);
+                    before[at] = run[c];
+                    run[c] = run[c] * p.src[at].to_acc();
+                }
+            }
+            run.fill(one);
+            let mut sg = filled(op, "src", b * e * k, T::default())?;
+            for bi in (0..b).rev() {
+                for ei in (0..e).rev() {
+                    for ki in (0..k).rev() {
+                        let s = ids.lane(lane(bi, ki))[ei] as usize;
+                        if s < n {
+                            let (at, c) = ((bi * e + ei) * k + ki, cell(bi, s, ki));
+                            sg[at] = T::from_acc(before[at] * run[c] * g[c].to_acc());
+                            run[c] = run[c] * p.src[at].to_acc();
+                        }
+                    }
+                }
+            }
+            let og = out.map(|_| {
+                run.iter()
+                    .zip(g.iter())
+                    .map(|(&pr, &x)| T::from_acc(pr * x.to_acc()))
+                    .collect()
+            });
+            (tensor(sg, sshape), og)
+        }
+    };
+    let out = out_grad.map(|v| tensor(v, oshape));
+    Ok(Grads { src: src_grad, out })
+}
+
+/// `table[cell]` at every position of `won` (src-shaped, row-major) naming a segment.
+fn expand_src_order<T: Element>(
+    table: &[T],
+    won: &[i64],
+    oshape: &[usize],
+    sshape: &[usize],
+    gopts: &GatherOptions<T>,
+    op: &'static str,
+) -> Result<Tensor<T>> {
+    let tv = TensorView::new(table, oshape)?;
+    let iv = TensorView::new(won, sshape)?;
+    crate::gather::gather_elements(&tv, &iv, gopts).map_err(|err| err.with_op(op))
+}
+
+/// Strides that read a lane-major index (`[b, e]` or `[b, k, e]`) at src's coordinates.
+fn lane_strides(shape: &[usize], dim: usize, mode: Mode) -> Vec<isize> {
+    let mut st = vec![0isize; shape.len()];
+    st[dim] = 1;
+    let mut acc = shape[dim] as isize;
+    if mode == Mode::PerElement {
+        for d in (dim + 1..shape.len()).rev() {
+            st[d] = acc;
+            acc *= shape[d] as isize;
+        }
+    }
+    for d in (0..dim).rev() {
+        st[d] = acc;
+        acc *= shape[d] as isize;
+    }
+    st
+}
