@@ -359,6 +359,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_shape, m)?)?;
     m.add_function(wrap_pyfunction!(segment::segment, m)?)?;
+    m.add_function(wrap_pyfunction!(segment::segment_vjp, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_threads, m)?)?;
     Ok(())

@@ -4,9 +4,10 @@
 
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
-use tensor_scatter::segment::SegmentOptions;
+use tensor_scatter::segment::{SegmentOptions, Ties};
 use tensor_scatter::{
     Buffer, DynTensor, Error, Par, Reduction, SegmentOp, Tensor, segment_dyn, segment_dyn_out,
+    segment_vjp_dyn,
 };
 
 use crate::errors::{argument, raise};
@@ -129,4 +130,83 @@ pub fn segment<'py>(
     drop(values);
     let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
     Ok(Some((result(o)?, arg)))
+}
+
+/// A new array of `like`'s kind and dtype holding `t` (of that dtype).
+fn new_array<'py>(like: &Operand<'py>, t: &DynTensor) -> PyResult<Bound<'py, PyAny>> {
+    let o = like.empty(t.shape())?;
+    fill(&o, t);
+    result(o)
+}
+
+/// The backward of one operator: `(grad wrt src, grad wrt out or None)`, or `None` when the
+/// Python half must prepare an argument first. `src` may be `None` for the gathers.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (op, grad, src, index, out, dim, dim_size, reduce, ties, threads))]
+pub fn segment_vjp<'py>(
+    py: Python<'py>,
+    op: &str,
+    grad: &Bound<'py, PyAny>,
+    src: Option<&Bound<'py, PyAny>>,
+    index: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    dim: i64,
+    dim_size: Option<usize>,
+    reduce: &str,
+    ties: &str,
+    threads: &Bound<'py, PyAny>,
+) -> PyResult<Option<Answer<'py>>> {
+    let op = segment_op(op, true)?;
+    let name = op.name();
+    let Some(g) = Operand::read(grad) else {
+        return Ok(None);
+    };
+    let Some(i) = Operand::read(index).filter(|i| i.dtype.is_integer()) else {
+        return Ok(None);
+    };
+    let read = |x: Option<&Bound<'py, PyAny>>| match x {
+        None => Some(None),
+        Some(x) => Operand::read(x).map(Some),
+    };
+    let (Some(s), Some(o)) = (read(src), read(out)) else {
+        return Ok(None);
+    };
+    let reduce: Reduction = reduce
+        .parse()
+        .map_err(|e: Error| argument(py, format!("{name}: reduce: {e}")))?;
+    let ties = match ties {
+        "split" => Ties::Split,
+        "first" => Ties::First,
+        _ => {
+            return Err(argument(
+                py,
+                format!("{name}: ties: '{ties}' is not 'split' or 'first'"),
+            ));
+        }
+    };
+    let mut opts = SegmentOptions::new()
+        .dim(dim)
+        .reduce(reduce)
+        .ties(ties)
+        .par(Par::threads_exact(threads_arg(name, threads)?));
+    if let Some(n) = dim_size {
+        opts = opts.dim_size(n);
+    }
+    // SAFETY: the inputs are held for the call and nothing writes them.
+    let (gv, iv, sv, ov) = unsafe {
+        (
+            g.view()?,
+            i.view()?,
+            s.as_ref().map(|s| s.view()).transpose()?,
+            o.as_ref().map(|o| o.view()).transpose()?,
+        )
+    };
+    let (gs, go) = py
+        .detach(move || segment_vjp_dyn(op, &gv, sv, &iv, ov, &opts))
+        .map_err(|e| raise(py, &e))?;
+    let gs_arr = new_array(&g, &gs)?;
+    drop(gs);
+    let go_arr = go.map(|t| new_array(&g, &t)).transpose()?;
+    Ok(Some((gs_arr, go_arr)))
 }

@@ -323,3 +323,73 @@ fn composites_define_their_edge_cases() {
         "{e}"
     );
 }
+
+#[test]
+fn vjp_through_the_dynamic_entry_point() {
+    use tensor_scatter::{DynTensor, SegmentOp, segment_vjp_dyn};
+    let grad = DynTensor::from_vec(vec![4.0f32, 9.0], &[2]).unwrap();
+    let src = DynTensor::from_vec(vec![1.0f32, 1.0, 1.0], &[3]).unwrap();
+    let index = DynTensor::from_vec(vec![0u8, 0, 1], &[3]).unwrap();
+    let out = DynTensor::from_vec(vec![0.0f32, 0.0], &[2]).unwrap();
+    let mean = SegmentOptions::new().reduce(Reduction::Mean);
+    let (gs, go) = segment_vjp_dyn(
+        SegmentOp::Scatter,
+        &grad,
+        Some((&src).into()),
+        &index,
+        Some((&out).into()),
+        &mean,
+    )
+    .unwrap();
+    assert_eq!(gs.as_slice::<f32>(), Some(&[4.0 / 3.0, 4.0 / 3.0, 4.5][..]));
+    assert_eq!(go.unwrap().as_slice::<f32>(), Some(&[4.0 / 3.0, 4.5][..]));
+    // gather_coo's backward needs src's extent: from src, else from dim_size.
+    let g3 = DynTensor::from_vec(vec![1.0f64, 2.0, 4.0], &[3]).unwrap();
+    let o = SegmentOptions::new().dim_size(2);
+    let (gs, go) = segment_vjp_dyn(SegmentOp::GatherCoo, &g3, None, &index, None, &o).unwrap();
+    assert_eq!(
+        (gs.as_slice::<f64>(), go.is_none()),
+        (Some(&[3.0, 4.0][..]), true)
+    );
+    let e = segment_vjp_dyn(
+        SegmentOp::GatherCoo,
+        &g3,
+        None,
+        &index,
+        None,
+        &SegmentOptions::new(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::InvalidArgument {
+                arg: "dim_size",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Integer gradients and the composites are refused.
+    let gi = DynTensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    let e = segment_vjp_dyn(SegmentOp::Scatter, &gi, None, &index, None, &mean).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::UnsupportedDType { arg: "grad", .. }),
+        "{e}"
+    );
+    let e = segment_vjp_dyn(
+        SegmentOp::Softmax,
+        &grad,
+        Some((&src).into()),
+        &index,
+        None,
+        &mean,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no backward"), "{e}");
+    let e = segment_vjp_dyn(SegmentOp::Scatter, &grad, None, &index, None, &mean).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::InvalidArgument { arg: "src", .. }),
+        "{e}"
+    );
+}

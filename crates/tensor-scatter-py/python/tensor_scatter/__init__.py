@@ -32,6 +32,8 @@ from ._arrays import (
 from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError
 from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
 from ._segment import __all__ as _segment_all
+from ._grad import *  # noqa: F401,F403 (the segment family's backward passes)
+from ._grad import __all__ as _grad_all
 
 __version__ = "0.1.0"
 
@@ -51,6 +53,7 @@ __all__ = [
     "OutOfMemoryError",
     "__version__",
     *_segment_all,
+    *_grad_all,
 ]
 
 

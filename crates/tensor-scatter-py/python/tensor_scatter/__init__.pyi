@@ -112,3 +112,20 @@ def scatter_logsumexp(src: Array, index: Any, dim: int = -1, out: Optional[Any] 
 def scatter_std(src: Array, index: Any, dim: int = -1, out: Optional[Any] = None,
                 dim_size: Optional[int] = None, unbiased: bool = True, *,
                 threads: Optional[int] = None) -> Array: ...
+
+Ties = Literal["split", "first"]
+
+def scatter_vjp(grad: Array, src: Array, index: Any, dim: int = -1, out: Optional[Any] = None,
+                dim_size: Optional[int] = None, reduce: SegmentReduce = "sum",
+                ties: Ties = "split", *,
+                threads: Optional[int] = None) -> Tuple[Array, Optional[Array]]: ...
+def segment_coo_vjp(grad: Array, src: Array, index: Any, out: Optional[Any] = None,
+                    dim_size: Optional[int] = None, reduce: SegmentReduce = "sum",
+                    ties: Ties = "split", *,
+                    threads: Optional[int] = None) -> Tuple[Array, Optional[Array]]: ...
+def segment_csr_vjp(grad: Array, src: Array, indptr: Any, out: Optional[Any] = None,
+                    reduce: SegmentReduce = "sum", ties: Ties = "split", *,
+                    threads: Optional[int] = None) -> Tuple[Array, Optional[Array]]: ...
+def gather_coo_vjp(grad: Array, index: Any, dim_size: int, *,
+                   threads: Optional[int] = None) -> Array: ...
+def gather_csr_vjp(grad: Array, indptr: Any, *, threads: Optional[int] = None) -> Array: ...

@@ -16,7 +16,7 @@ mod view;
 pub use gather::gather_dyn_into;
 pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_out};
 pub use scatter::{ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
-pub use segment::{SegmentOp, Segmented, segment_dyn, segment_dyn_out};
+pub use segment::{SegmentOp, Segmented, segment_dyn, segment_dyn_out, segment_vjp_dyn};
 pub use view::{DynView, DynViewMut};
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.

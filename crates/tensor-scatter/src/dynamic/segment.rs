@@ -202,3 +202,81 @@ pub fn segment_dyn_out<'s, 'i, 'o>(
     let (src, index, mut out) = (src.into(), index.into(), out.into());
     with_dtype!(src.dtype(), T => with_index_dtype!(index.dtype(), I => typed_out::<T, I>(op, &src, &index, &mut out, opts, want_arg), _ => Err(unsupported_index(op, index.dtype()))))
 }
+
+/// The gradients `(with respect to src, with respect to out)` of a segment operator on erased
+/// tensors, from `grad` (the gradient with respect to its output) and the forward's inputs:
+/// [`scatter_vjp`](seg::scatter_vjp), [`segment_coo_vjp`](seg::segment_coo_vjp),
+/// [`segment_csr_vjp`](seg::segment_csr_vjp) (they need `src`, and `out` when the forward had
+/// one), [`gather_coo_vjp`](seg::gather_coo_vjp) (src's extent along dim from `src`'s shape,
+/// else `opts.dim_size`) and [`gather_csr_vjp`](seg::gather_csr_vjp). Float dtypes only.
+///
+/// # Errors
+/// A `grad` of another dtype than float (or than `src`'s), a missing `src`, the composites
+/// (no backward yet), then every error of the typed function.
+pub fn segment_vjp_dyn<'g, 'i>(
+    op: SegmentOp,
+    grad: impl Into<DynView<'g>>,
+    src: Option<DynView<'_>>,
+    index: impl Into<DynView<'i>>,
+    out: Option<DynView<'_>>,
+    opts: &SegmentOptions,
+) -> Result<(DynTensor, Option<DynTensor>)> {
+    fn run<T: Float + ViewElement, I: IndexInt + ViewElement>(
+        op: SegmentOp,
+        grad: &DynView<'_>,
+        src: Option<&DynView<'_>>,
+        index: &DynView<'_>,
+        out: Option<&DynView<'_>>,
+        opts: &SegmentOptions,
+    ) -> Result<(DynTensor, Option<DynTensor>)> {
+        let name = op.name();
+        let g = typed::<T>(grad, name, "grad")?;
+        let i = typed::<I>(index, name, op.index_name())?;
+        let o = out.map(|o| typed::<T>(o, name, "out")).transpose()?;
+        let given = src;
+        let src = || {
+            let s =
+                given.ok_or_else(|| Error::invalid(name, "src", "required for this backward"))?;
+            typed::<T>(s, name, "src")
+        };
+        let grads = match op {
+            SegmentOp::Scatter => seg::scatter_vjp(g, src()?, i, o, opts)?,
+            SegmentOp::Coo => seg::segment_coo_vjp(g, src()?, i, o, opts)?,
+            SegmentOp::Csr => seg::segment_csr_vjp(g, src()?, i, o, opts)?,
+            SegmentOp::GatherCoo => {
+                let d = i.shape().len().saturating_sub(1);
+                let n = match (given, opts.dim_size) {
+                    (Some(s), _) => s.shape().get(d).copied().unwrap_or(0),
+                    (None, Some(n)) => n,
+                    (None, None) => {
+                        return Err(Error::invalid(name, "dim_size", "required without src"));
+                    }
+                };
+                return Ok((seg::gather_coo_vjp(g, i, n, opts)?.into(), None));
+            }
+            SegmentOp::GatherCsr => return Ok((seg::gather_csr_vjp(g, i, opts)?.into(), None)),
+            _ => {
+                return Err(Error::invalid(name, "op", "has no backward yet"));
+            }
+        };
+        Ok((grads.src.into(), grads.out.map(Into::into)))
+    }
+    let (grad, index) = (grad.into(), index.into());
+    macro_rules! go {
+        ($t:ty) => {
+            with_index_dtype!(index.dtype(), I => run::<$t, I>(op, &grad, src.as_ref(), &index, out.as_ref(), opts), _ => Err(unsupported_index(op, index.dtype())))
+        };
+    }
+    match grad.dtype() {
+        DType::F64 => go!(f64),
+        DType::F32 => go!(f32),
+        DType::F16 => go!(half::f16),
+        DType::BF16 => go!(half::bf16),
+        other => Err(Error::unsupported_dtype(
+            op.name(),
+            "grad",
+            other,
+            "a floating-point dtype (float64, float32, float16, bfloat16)",
+        )),
+    }
+}
