@@ -6,7 +6,9 @@ installed), with the memory-bandwidth floor of each workload.
 
 Workloads (f32 unless said): (a) E = 2e6 messages, N = 1e5 nodes, F = 64, random destinations:
 sum, mean, max, max with argmax; (b) the same sorted, via segment_coo / segment_csr; (c)
-softmax of [E, 8] scores by destination; (d) (a)'s sum in bf16 with F = 128. Each cell is the
+softmax of [E, 8] scores by destination; (d) (a)'s sum in bf16 with F = 128; (e) the backward of
+(a)'s sum and mean (issue 31; `tensor_scatter (torch autograd)` is ours through torch.autograd,
+not counted as a peer). Each cell is the
 median of `--rounds` x 3 runs, the systems alternating every round; every result is checked
 against the first system's (allclose: the peers' float sums run in another order).
 """
@@ -43,6 +45,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="", help="run the workloads whose name starts with this")
     args = ap.parse_args()
     import jax
     jax.config.update("jax_enable_x64", True)
@@ -114,6 +117,27 @@ def main():
         s = torch.zeros(N, x.shape[1]).index_add_(0, t_dst, e)
         return e / s[t_dst]
 
+    # (e): the backward of (a)'s sum and mean, given the gradient of the [N, F] result. The
+    # torch systems run autograd's backward of a graph built once (retain_graph).
+    g_out = rng.standard_normal((N, F), dtype=np.float32)
+    t_g, j_g = torch.from_numpy(g_out), jnp.asarray(g_out)
+    xs = t_src.clone().requires_grad_()
+
+    def torch_bwd(y):
+        return lambda: torch.autograd.grad(y, xs, t_g, retain_graph=True)[0]
+    bwd_of = {
+        "torch index_add": torch.zeros(N, F).index_add(0, t_dst, xs),
+        "torch scatter_reduce sum": torch.zeros(N, F).scatter_reduce(0, t_full, xs, "sum", include_self=False),
+        "torch scatter_reduce mean": torch.zeros(N, F).scatter_reduce(0, t_full, xs, "mean", include_self=False),
+        "tensor_scatter autograd sum": ts.scatter(xs, t_dst, 0, None, N, "sum"),
+        "tensor_scatter autograd mean": ts.scatter(xs, t_dst, 0, None, N, "mean"),
+    }
+    if torch_scatter:
+        bwd_of["torch_scatter sum"] = torch_scatter.scatter(xs, t_dst, 0, dim_size=N)
+        bwd_of["torch_scatter mean"] = torch_scatter.scatter(xs, t_dst, 0, dim_size=N, reduce="mean")
+    jax_vjp_sum = jax.jit(lambda x, i, g: jax.vjp(lambda x: jax.ops.segment_sum(x, i, N), x)[1](g)[0])
+    jax_vjp_mean = jax.jit(lambda x, i, g: jax.vjp(lambda x: seg_mean(x, i), x)[1](g)[0])
+
     f32b, i64b = 4, 8
     w = {
         "a sum": (E * F * f32b + E * i64b + N * F * f32b, {
@@ -171,6 +195,21 @@ def main():
             "jax segment_sum": lambda: seg_sum(j_bf, j_dst).block_until_ready(),
             **({"torch_scatter": lambda: torch_scatter.scatter(t_bf, t_dst, 0, dim_size=N)} if torch_scatter else {}),
         }),
+        "e backward of sum": (E * F * f32b + E * i64b + N * F * f32b, {
+            "tensor_scatter": lambda: ts.scatter_vjp(g_out, src, dst, 0, None, N, "sum")[0],
+            "tensor_scatter (torch autograd)": torch_bwd(bwd_of["tensor_scatter autograd sum"]),
+            "torch index_add": torch_bwd(bwd_of["torch index_add"]),
+            "torch scatter_reduce": torch_bwd(bwd_of["torch scatter_reduce sum"]),
+            "jax segment_sum vjp": lambda: jax_vjp_sum(j_src, j_dst, j_g).block_until_ready(),
+            **({"torch_scatter": torch_bwd(bwd_of["torch_scatter sum"])} if torch_scatter else {}),
+        }),
+        "e backward of mean": (E * F * f32b + E * i64b + N * F * f32b, {
+            "tensor_scatter": lambda: ts.scatter_vjp(g_out, src, dst, 0, None, N, "mean")[0],
+            "tensor_scatter (torch autograd)": torch_bwd(bwd_of["tensor_scatter autograd mean"]),
+            "torch scatter_reduce": torch_bwd(bwd_of["torch scatter_reduce mean"]),
+            "jax vjp of segment_sum / count": lambda: jax_vjp_mean(j_src, j_dst, j_g).block_until_ready(),
+            **({"torch_scatter": torch_bwd(bwd_of["torch_scatter mean"])} if torch_scatter else {}),
+        }),
     }
 
     print(f"E={E} N={N} F={F}, {args.threads} threads, numpy {np.__version__}, torch {torch.__version__}, "
@@ -181,6 +220,8 @@ def main():
     print("| workload | floor ms | tensor_scatter ms | best peer | its ms | ours / best peer | ours / floor | every system (ms) |")
     print("|---|---|---|---|---|---|---|---|")
     for name, (nbytes, systems) in w.items():
+        if not name.startswith(args.only):
+            continue
         outs = {s: f() for s, f in systems.items()}  # warm-up (JIT), and the check
         ref = outs["tensor_scatter"]
         ref = ref[0] if isinstance(ref, tuple) else ref
@@ -198,7 +239,7 @@ def main():
                 times[s].append(median_ms(f, 3))
         med = {s: float(np.median(v)) for s, v in times.items()}
         ours = med["tensor_scatter"]
-        peers = {s: t for s, t in med.items() if s != "tensor_scatter"}
+        peers = {s: t for s, t in med.items() if not s.startswith("tensor_scatter")}
         best = min(peers, key=peers.get)
         fl = floor_ms(nbytes, args.threads)
         every = ", ".join(f"{s} {t:.1f}" for s, t in med.items())

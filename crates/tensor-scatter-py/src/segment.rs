@@ -125,18 +125,34 @@ pub fn segment<'py>(
     let (values, arg) = py
         .detach(move || segment_dyn(op, &sv, &iv, &opts, want_arg))
         .map_err(|e| raise(py, &e))?;
-    let o = s.empty(values.shape())?;
-    fill(&o, &values);
-    drop(values);
+    let values = new_array(py, &s, values)?;
     let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
-    Ok(Some((result(o)?, arg)))
+    Ok(Some((values, arg)))
 }
 
-/// A new array of `like`'s kind and dtype holding `t` (of that dtype).
-fn new_array<'py>(like: &Operand<'py>, t: &DynTensor) -> PyResult<Bound<'py, PyAny>> {
-    let o = like.empty(t.shape())?;
-    fill(&o, t);
-    result(o)
+/// A new array of `like`'s kind and dtype holding `t` (of that dtype): f64 and f32 vectors
+/// are handed to NumPy as they are (a result as large as `src` is not copied again), the
+/// other dtypes copied into a new array.
+fn new_array<'py>(
+    py: Python<'py>,
+    like: &Operand<'py>,
+    t: DynTensor,
+) -> PyResult<Bound<'py, PyAny>> {
+    let shape = t.shape().to_vec();
+    let arr = match t.into_buffer() {
+        Buffer::F64(v) => PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
+        Buffer::F32(v) => PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
+        other => {
+            let t = DynTensor::new(other, &shape).map_err(|e| raise(py, &e))?;
+            let o = like.empty(t.shape())?;
+            fill(&o, &t);
+            return result(o);
+        }
+    };
+    match like.kind {
+        Kind::NumPy => Ok(arr),
+        Kind::Torch => cached(py, &TORCH_FROM_NUMPY, "torch", "from_numpy")?.call1((arr,)),
+    }
 }
 
 /// The backward of one operator: `(grad wrt src, grad wrt out or None)`, or `None` when the
@@ -205,8 +221,7 @@ pub fn segment_vjp<'py>(
     let (gs, go) = py
         .detach(move || segment_vjp_dyn(op, &gv, sv, &iv, ov, &opts))
         .map_err(|e| raise(py, &e))?;
-    let gs_arr = new_array(&g, &gs)?;
-    drop(gs);
-    let go_arr = go.map(|t| new_array(&g, &t)).transpose()?;
+    let gs_arr = new_array(py, &g, gs)?;
+    let go_arr = go.map(|t| new_array(py, &g, t)).transpose()?;
     Ok(Some((gs_arr, go_arr)))
 }
