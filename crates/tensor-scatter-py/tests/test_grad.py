@@ -289,3 +289,20 @@ def test_torch_gnn_training_matches_pytorch_and_is_thread_independent():
     want = _gnn_loss_curve(torch, theirs, None)
     np.testing.assert_allclose(curves[0], want, rtol=1e-9)
     assert curves[0][-1] < curves[0][0]
+
+
+def test_ties_keyword():
+    src, index = np.array([3.0, 3.0, 1.0]), np.array([0, 0, 0])
+    assert ts.scatter_max(src, index, ties="first")[1].tolist() == [0]  # no effect forward
+    with pytest.raises(ValueError, match="ties"):
+        ts.scatter(src, index, reduce="max", ties="all")
+    torch = _torch()
+    x = torch.tensor([3.0, 3.0, 1.0], dtype=torch.float64, requires_grad=True)
+    i = torch.tensor([0, 0, 0])
+    for ties, want in (("split", [0.5, 0.5, 0.0]), ("first", [1.0, 0.0, 0.0])):
+        for f in (lambda: ts.scatter_max(x, i, ties=ties)[0],
+                  lambda: ts.scatter(x, i, reduce="max", ties=ties),
+                  lambda: ts.segment_max_coo(x, i, ties=ties)[0],
+                  lambda: ts.segment_csr(x, torch.tensor([0, 3]), reduce="max", ties=ties)):
+            (g,) = torch.autograd.grad(f().sum(), x)
+            assert g.tolist() == want, (ties, g)

@@ -71,13 +71,15 @@ def _general(op, src, index, out, *options):
 
 
 def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg=False,
-         unbiased=True, threads=None):
+         unbiased=True, threads=None, ties="split"):
+    if ties not in ("split", "first"):
+        raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
     if not isinstance(reduce, str):
         raise ArgumentError(f"{_NAMES[op]}: reduce: {reduce!r} is not a string")
     if dim_size is not None and (isinstance(dim_size, bool) or not isinstance(dim_size, int) or dim_size < 0):
         raise ArgumentError(f"{_NAMES[op]}: dim_size: {dim_size!r} is not None or a count >= 0")
     if op in _DIFFERENTIABLE and needs_grad(src, out):
-        return autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, "split",
+        return autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties,
                             threads)
     options = (dim, dim_size, reduce, want_arg, unbiased, threads)
     r = _native.segment(op, src, index, out, *options)
@@ -94,13 +96,15 @@ def _into(out, value):
 
 
 def scatter(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
-            reduce: str = "sum", *, threads: Optional[int] = None):
+            reduce: str = "sum", *, threads: Optional[int] = None, ties: str = "split"):
     """Reduces ``src`` into the cells ``index`` names along ``dim`` (torch_scatter's
     ``scatter``): ``reduce`` is ``"sum"`` (``"add"``), ``"mul"``, ``"mean"``, ``"min"`` or
     ``"max"``. ``index`` broadcasts against ``src`` (a 1-D index lies along ``dim``). The
     output is ``src``'s shape with ``dim`` of size ``dim_size``, else ``out``'s, else
     ``index.max() + 1``; cells that receive nothing are 0 (1 for mul); with ``out=`` its
-    values take part and ``out`` is returned.
+    values take part and ``out`` is returned. With torch tensors that require grad the call
+    is differentiable; ``ties`` says where a min or max cell's gradient goes when several
+    values reach it: ``"split"`` evenly (PyTorch's rule) or ``"first"`` (torch_scatter's).
 
     >>> import numpy as np, tensor_scatter as ts
     >>> src = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]])
@@ -110,7 +114,7 @@ def scatter(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
            [ 4., 40.],
            [ 0.,  0.]])
     """
-    return _run("scatter", src, index, out, dim, dim_size, reduce, threads=threads)[0]
+    return _run("scatter", src, index, out, dim, dim_size, reduce, threads=threads, ties=ties)[0]
 
 
 def scatter_sum(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
@@ -150,7 +154,7 @@ def scatter_mean(src, index, dim: int = -1, out=None, dim_size: Optional[int] = 
 
 
 def scatter_min(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
-                threads: Optional[int] = None) -> Tuple[Any, Any]:
+                threads: Optional[int] = None, ties: str = "split") -> Tuple[Any, Any]:
     """The minimum per cell and its position along ``dim`` in ``src`` (``src.shape[dim]`` for
     an empty cell, or one that kept ``out``'s value). Ties: the first; NaN propagates and the
     position is the first NaN's.
@@ -159,11 +163,11 @@ def scatter_min(src, index, dim: int = -1, out=None, dim_size: Optional[int] = N
     >>> ts.scatter_min(np.array([5.0, 1.0, 1.0]), np.array([0, 0, 0]), dim_size=2)
     (array([1., 0.]), array([1, 3]))
     """
-    return _run("scatter", src, index, out, dim, dim_size, "min", True, threads=threads)
+    return _run("scatter", src, index, out, dim, dim_size, "min", True, threads=threads, ties=ties)
 
 
 def scatter_max(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
-                threads: Optional[int] = None) -> Tuple[Any, Any]:
+                threads: Optional[int] = None, ties: str = "split") -> Tuple[Any, Any]:
     """The maximum per cell and its position along ``dim`` (see :func:`scatter_min`).
 
     >>> import numpy as np, tensor_scatter as ts
@@ -177,10 +181,11 @@ def scatter_max(src, index, dim: int = -1, out=None, dim_size: Optional[int] = N
     array([[5, 5, 3, 4, 0, 1],
            [1, 4, 3, 5, 5, 5]])
     """
-    return _run("scatter", src, index, out, dim, dim_size, "max", True, threads=threads)
+    return _run("scatter", src, index, out, dim, dim_size, "max", True, threads=threads, ties=ties)
 
 
-def segment_csr(src, indptr, out=None, reduce: str = "sum", *, threads: Optional[int] = None):
+def segment_csr(src, indptr, out=None, reduce: str = "sum", *, threads: Optional[int] = None,
+                ties: str = "split"):
     """Reduces the segments ``[indptr[i], indptr[i + 1])`` of ``src`` along
     ``dim = indptr.ndim - 1`` (torch_scatter's ``segment_csr``); ``indptr`` must be
     non-decreasing within ``[0, src.shape[dim]]``.
@@ -189,11 +194,11 @@ def segment_csr(src, indptr, out=None, reduce: str = "sum", *, threads: Optional
     >>> ts.segment_csr(np.arange(6.0), np.array([0, 2, 2, 6]))
     array([ 1.,  0., 14.])
     """
-    return _run("csr", src, indptr, out, -1, None, reduce, threads=threads)[0]
+    return _run("csr", src, indptr, out, -1, None, reduce, threads=threads, ties=ties)[0]
 
 
 def segment_coo(src, index, out=None, dim_size: Optional[int] = None, reduce: str = "sum", *,
-                threads: Optional[int] = None):
+                threads: Optional[int] = None, ties: str = "split"):
     """Reduces ``src`` by a **sorted** ``index`` along ``dim = index.ndim - 1``
     (torch_scatter's ``segment_coo``): :func:`scatter`'s result, plus the check that
     ``index`` is sorted.
@@ -202,21 +207,23 @@ def segment_coo(src, index, out=None, dim_size: Optional[int] = None, reduce: st
     >>> ts.segment_coo(np.arange(6.0), np.array([0, 0, 2, 2, 2, 2]))
     array([ 1.,  0., 14.])
     """
-    return _run("coo", src, index, out, -1, dim_size, reduce, threads=threads)[0]
+    return _run("coo", src, index, out, -1, dim_size, reduce, threads=threads, ties=ties)[0]
 
 
 def _csr(reduce, doc):
-    def f(src, indptr, out=None, *, threads: Optional[int] = None):
-        r = _run("csr", src, indptr, out, -1, None, reduce, reduce in ("min", "max"), threads=threads)
+    def f(src, indptr, out=None, *, threads: Optional[int] = None, ties: str = "split"):
+        r = _run("csr", src, indptr, out, -1, None, reduce, reduce in ("min", "max"),
+                 threads=threads, ties=ties)
         return r if reduce in ("min", "max") else r[0]
     f.__doc__ = doc
     return f
 
 
 def _coo(reduce, doc):
-    def f(src, index, out=None, dim_size: Optional[int] = None, *, threads: Optional[int] = None):
+    def f(src, index, out=None, dim_size: Optional[int] = None, *, threads: Optional[int] = None,
+          ties: str = "split"):
         r = _run("coo", src, index, out, -1, dim_size, reduce, reduce in ("min", "max"),
-                 threads=threads)
+                 threads=threads, ties=ties)
         return r if reduce in ("min", "max") else r[0]
     f.__doc__ = doc
     return f
