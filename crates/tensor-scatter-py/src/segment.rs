@@ -65,6 +65,28 @@ fn positions<'py>(py: Python<'py>, like: Kind, a: Tensor<i64>) -> PyResult<Bound
     }
 }
 
+/// The options the Python arguments name (`reduce` parsed, `threads` checked).
+fn options(
+    py: Python<'_>,
+    name: &str,
+    dim: i64,
+    dim_size: Option<usize>,
+    reduce: &str,
+    threads: &Bound<'_, PyAny>,
+) -> PyResult<SegmentOptions> {
+    let reduce: Reduction = reduce
+        .parse()
+        .map_err(|e: Error| argument(py, format!("{name}: reduce: {e}")))?;
+    let opts = SegmentOptions::new()
+        .dim(dim)
+        .reduce(reduce)
+        .par(Par::threads_exact(threads_arg(name, threads)?));
+    Ok(match dim_size {
+        Some(n) => opts.dim_size(n),
+        None => opts,
+    })
+}
+
 /// The values and, for min/max with positions, the positions.
 type Answer<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);
 
@@ -95,16 +117,7 @@ pub fn segment<'py>(
     let Some(i) = Operand::read(index).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
-    let reduce: Reduction = reduce
-        .parse()
-        .map_err(|e: Error| argument(py, format!("{name}: reduce: {e}")))?;
-    let mut opts = SegmentOptions::new()
-        .dim(dim)
-        .reduce(reduce)
-        .par(Par::threads_exact(threads_arg(name, threads)?));
-    if let Some(n) = dim_size {
-        opts = opts.dim_size(n);
-    }
+    let opts = options(py, name, dim, dim_size, reduce, threads)?;
     let kind = s.kind;
     if let Some(out) = out {
         let Some(o) = Operand::output(out)
@@ -188,9 +201,6 @@ pub fn segment_vjp<'py>(
     let (Some(s), Some(o)) = (read(src), read(out)) else {
         return Ok(None);
     };
-    let reduce: Reduction = reduce
-        .parse()
-        .map_err(|e: Error| argument(py, format!("{name}: reduce: {e}")))?;
     let ties = match ties {
         "split" => Ties::Split,
         "first" => Ties::First,
@@ -201,14 +211,7 @@ pub fn segment_vjp<'py>(
             ));
         }
     };
-    let mut opts = SegmentOptions::new()
-        .dim(dim)
-        .reduce(reduce)
-        .ties(ties)
-        .par(Par::threads_exact(threads_arg(name, threads)?));
-    if let Some(n) = dim_size {
-        opts = opts.dim_size(n);
-    }
+    let opts = options(py, name, dim, dim_size, reduce, threads)?.ties(ties);
     // SAFETY: the inputs are held for the call and nothing writes them.
     let (gv, iv, sv, ov) = unsafe {
         (

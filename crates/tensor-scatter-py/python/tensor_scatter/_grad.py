@@ -141,8 +141,7 @@ def _make():
             op, dim, dim_size, reduce, want_arg, ties, threads = spec
             s = src.detach()
             o = None if out is None else out.detach().clone()
-            ctx.spec, ctx.index = spec, index
-            ctx.shapes = (src.shape, None if out is None else out.shape)
+            ctx.spec, ctx.index, ctx.with_out = spec, index, out is not None
             if reduce in ("sum", "mean"):
                 ctx.src = s  # its shape and dtype only
             else:
@@ -160,9 +159,8 @@ def _make():
         def backward(ctx, g, *_):
             op, dim, dim_size, reduce, _, ties, threads = ctx.spec
             if reduce in ("sum", "mean"):
-                with_out = ctx.shapes[1] is not None
-                r = Linear.apply(g, ctx.src, ctx.index, with_out, ctx.spec)
-                gs, go = r if with_out else (r, None)
+                r = Linear.apply(g, ctx.src, ctx.index, ctx.with_out, ctx.spec)
+                gs, go = r if ctx.with_out else (r, None)
             else:
                 (src,) = ctx.saved_tensors
                 gs, go = _vjp(op, g.detach().contiguous(), src.detach(), ctx.index,

@@ -114,7 +114,7 @@ fn with_float<I: IndexInt + ViewElement>(
         DType::F32 => run::<f32, I>(op, src, index, opts),
         DType::F16 => run::<half::f16, I>(op, src, index, opts),
         DType::BF16 => run::<half::bf16, I>(op, src, index, opts),
-        other => Err(seg::not_float(op.name(), other)),
+        other => Err(seg::not_float(op.name(), "src", other)),
     }
 }
 
@@ -233,19 +233,17 @@ pub fn segment_vjp_dyn<'g, 'i>(
         let g = typed::<T>(grad, name, "grad")?;
         let i = typed::<I>(index, name, op.index_name())?;
         let o = out.map(|o| typed::<T>(o, name, "out")).transpose()?;
-        let given = src;
-        let src = || {
-            let s =
-                given.ok_or_else(|| Error::invalid(name, "src", "required for this backward"))?;
+        let typed_src = || {
+            let s = src.ok_or_else(|| Error::invalid(name, "src", "required for this backward"))?;
             typed::<T>(s, name, "src")
         };
         let grads = match op {
-            SegmentOp::Scatter => seg::scatter_vjp(g, src()?, i, o, opts)?,
-            SegmentOp::Coo => seg::segment_coo_vjp(g, src()?, i, o, opts)?,
-            SegmentOp::Csr => seg::segment_csr_vjp(g, src()?, i, o, opts)?,
+            SegmentOp::Scatter => seg::scatter_vjp(g, typed_src()?, i, o, opts)?,
+            SegmentOp::Coo => seg::segment_coo_vjp(g, typed_src()?, i, o, opts)?,
+            SegmentOp::Csr => seg::segment_csr_vjp(g, typed_src()?, i, o, opts)?,
             SegmentOp::GatherCoo => {
                 let d = i.shape().len().saturating_sub(1);
-                let n = match (given, opts.dim_size) {
+                let n = match (src, opts.dim_size) {
                     (Some(s), _) => s.shape().get(d).copied().unwrap_or(0),
                     (None, Some(n)) => n,
                     (None, None) => {
@@ -272,11 +270,6 @@ pub fn segment_vjp_dyn<'g, 'i>(
         DType::F32 => go!(f32),
         DType::F16 => go!(half::f16),
         DType::BF16 => go!(half::bf16),
-        other => Err(Error::unsupported_dtype(
-            op.name(),
-            "grad",
-            other,
-            "a floating-point dtype (float64, float32, float16, bfloat16)",
-        )),
+        other => Err(seg::not_float(op.name(), "grad", other)),
     }
 }

@@ -492,7 +492,7 @@ pub fn composite<T: Float, I: IndexInt>(
 
 /// The backward of [`reduce`]: the gradients with respect to `src` and (with `out`) to
 /// `out`'s starting values, cell by cell from its members in index order. Sum: `g`; mean:
-/// `g · 1 / count`; min / max: `g · 1 / ties` to each value equal to the result (NaN equal
+/// `g / count`; min / max: `g / ties` to each value equal to the result (NaN equal
 /// to NaN), or `g` to the one `arg` names with `Ties::First`; mul: `(before · after) · g`
 /// with `before` the fold of the earlier values (`out`'s first) and `after` the fold of the
 /// later ones from the last, all in the compute type.
@@ -520,7 +520,7 @@ pub fn vjp<T: Float, I: IndexInt>(
         }
     }
     let one = T::Acc::count(1);
-    let share = |g: T, d: u64| T::from_acc(g.to_acc() * one / T::Acc::count(d));
+    let share = |g: T, d: u64| T::from_acc(g.to_acc() / T::Acc::count(d));
     let same = |x: T, r: T| {
         let (x, r) = (x.to_acc(), r.to_acc());
         x == r || (x.is_nan() && r.is_nan())

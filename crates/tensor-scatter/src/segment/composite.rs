@@ -418,11 +418,12 @@ pub fn scatter_std<T: Float, I: IndexInt>(
     Ok(tensor(cells_out(OP, &prep, buf)?, &prep.out_shape))
 }
 
-/// Refuses a non-float dtype for a composite, naming it (for the dynamic entry points).
-pub(crate) fn not_float(op: &'static str, dtype: crate::DType) -> Error {
+/// Refuses a non-float dtype of `arg` (a composite's `src`, a backward's `grad`), naming it
+/// (for the dynamic entry points).
+pub(crate) fn not_float(op: &'static str, arg: &'static str, dtype: crate::DType) -> Error {
     Error::unsupported_dtype(
         op,
-        "src",
+        arg,
         dtype,
         "a floating-point dtype (float64, float32, float16, bfloat16)",
     )

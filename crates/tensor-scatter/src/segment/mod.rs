@@ -250,19 +250,8 @@ fn prepare<'s, T: Element, I: IndexInt>(
 /// The reduced values, and the positions when asked for.
 type Reduced<T> = (Vec<T>, Option<Vec<i64>>, Vec<usize>);
 
-/// The whole data path: shapes, the index pass, then the kernel into fresh buffers.
-/// `out` (when given) supplies the output's extent and starting values; nothing is written to
-/// it here.
-fn reduce<T: Element, I: IndexInt>(
-    op: &'static str,
-    kind: Kind,
-    src: &TensorView<'_, T>,
-    index: &TensorView<'_, I>,
-    out: Option<&TensorView<'_, T>>,
-    want_arg: bool,
-    opts: &SegmentOptions,
-) -> Result<Reduced<T>> {
-    let red = opts.reduce;
+/// The reductions `op` takes: with positions (`want_arg`) min and max only.
+fn check_reduction<T: Element>(op: &'static str, red: Reduction, want_arg: bool) -> Result<()> {
     let allowed = if want_arg {
         matches!(red, Reduction::Min | Reduction::Max)
     } else {
@@ -279,22 +268,44 @@ fn reduce<T: Element, I: IndexInt>(
         };
         return Err(Error::reduction(op, red.to_string(), expected));
     }
-    red.check_for::<T>(op)?;
-    let Prepared {
-        dims,
-        mode,
-        lanes,
-        out_shape,
-        total,
-        src: src_data,
-        dim,
-    } = prepare(op, kind, src, index, out, opts)?;
-    let sshape = &src.layout.shape;
+    red.check_for::<T>(op)
+}
+
+/// The whole data path: shapes, the index pass, then the kernel into fresh buffers.
+/// `out` (when given) supplies the output's extent and starting values; nothing is written to
+/// it here.
+fn reduce<T: Element, I: IndexInt>(
+    op: &'static str,
+    kind: Kind,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    want_arg: bool,
+    opts: &SegmentOptions,
+) -> Result<Reduced<T>> {
+    check_reduction::<T>(op, opts.reduce, want_arg)?;
+    let p = prepare(op, kind, src, index, out, opts)?;
+    reduce_prepared(op, kind, &p, out, want_arg, opts)
+}
+
+/// [`reduce`] after its checks and [`prepare`] (the backward of min and max reuses them).
+fn reduce_prepared<T: Element>(
+    op: &'static str,
+    kind: Kind,
+    p: &Prepared<'_, T>,
+    out: Option<&TensorView<'_, T>>,
+    want_arg: bool,
+    opts: &SegmentOptions,
+) -> Result<Reduced<T>> {
+    let red = opts.reduce;
+    let (dims, mode, lanes, total, src_data, dim) =
+        (p.dims, p.mode, &p.lanes, p.total, &p.src[..], p.dim);
+    let out_shape = p.out_shape.clone();
     // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
     let element = mode == Mode::PerElement;
     let mut buf = match out {
         Some(o) if element => o
-            .permute(&moved_last(sshape.len(), dim))?
+            .permute(&moved_last(out_shape.len(), dim))?
             .try_to_vec(op, "out")?,
         Some(o) => o.try_to_vec(op, "out")?,
         None => filled(op, "out", total, T::default())?,
@@ -307,8 +318,8 @@ fn reduce<T: Element, I: IndexInt>(
     if !want_arg && kind == Kind::Scatter && by_elements(dims, mode) {
         by_scatter_elements(
             op,
-            &src_data,
-            &lanes,
+            src_data,
+            lanes,
             dims,
             red,
             out.is_some(),
@@ -318,16 +329,16 @@ fn reduce<T: Element, I: IndexInt>(
         return Ok((buf, None, out_shape));
     }
     let problem = Problem {
-        src: &src_data,
+        src: src_data,
         dims,
         mode,
         reduce: red,
         include_self: out.is_some(),
     };
     let source = match kind {
-        Kind::Csr => Source::Indptr(&lanes),
+        Kind::Csr => Source::Indptr(lanes),
         _ => Source::Index {
-            lanes: &lanes,
+            lanes,
             sorted: kind == Kind::Coo,
         },
     };

@@ -11,7 +11,10 @@
 //! Each result is computed in one fixed order: bit-identical for any thread count.
 
 use super::plan::{Lanes, Mode};
-use super::{Float, Kind, Real, SegmentOptions, filled, prepare, reduce, tensor};
+use super::{
+    Float, Kind, Real, SegmentOptions, check_reduction, filled, prepare, reduce, reduce_prepared,
+    tensor,
+};
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
 use crate::gather::{GatherOptions, GatherOutOfRange};
@@ -168,9 +171,9 @@ fn segment_ids(kind: Kind, lanes: Lanes, e: usize, n: usize) -> Result<Lanes> {
     })
 }
 
-/// Gradient and result arithmetic in the compute type, rounded once.
-fn scale<T: Float>(g: T, num: T::Acc, den: T::Acc) -> T {
-    T::from_acc(g.to_acc() * num / den)
+/// `g / count` in the compute type, rounded once.
+fn share<T: Float>(g: T, count: u64) -> T {
+    T::from_acc(g.to_acc() / T::Acc::count(count))
 }
 
 /// NaN counts as equal to NaN: a NaN result came from a NaN.
@@ -190,13 +193,7 @@ fn vjp<T: Float, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<Grads<T>> {
     let red = opts.reduce;
-    if !matches!(
-        red,
-        Reduction::Add | Reduction::Mean | Reduction::Mul | Reduction::Min | Reduction::Max
-    ) {
-        let expected = "expected sum, mean, mul, min or max";
-        return Err(Error::reduction(op, red.to_string(), expected));
-    }
+    check_reduction::<T>(op, red, false)?;
     let p = prepare(op, kind, src, index, out, opts)?;
     if grad.layout.shape != p.out_shape {
         return Err(Error::shape(
@@ -213,6 +210,11 @@ fn vjp<T: Float, I: IndexInt>(
     let d = p.dims;
     let (b, e, k, n) = (d.b, d.e, d.k, d.n);
     let mode = p.mode;
+    // Min and max start from the forward's values (or positions), on the same checked index.
+    let first = opts.ties == Ties::First;
+    let forward = matches!(red, Reduction::Min | Reduction::Max)
+        .then(|| reduce_prepared(op, kind, &p, out, first, opts))
+        .transpose()?;
     let ids = segment_ids(kind, p.lanes, e, n)?;
     // The lane of the cells and positions (bi, *, ki).
     let lane = |bi: usize, ki: usize| match mode {
@@ -261,16 +263,14 @@ fn vjp<T: Float, I: IndexInt>(
     let (src_grad, out_grad) = match red {
         Reduction::Add => (expand(&g, &ids)?, out.map(|_| g.to_vec())),
         Reduction::Mean => {
-            let lanes = match mode {
-                Mode::Shared => 1,
-                Mode::PerOuter => b,
-                Mode::PerElement => b * k,
+            // One row of counts per lane; no lane's index was read when src is empty.
+            let lanes = if b * k == 0 {
+                0
+            } else {
+                lane(b - 1, k - 1) + 1
             };
             let mut counts = filled(op, "grad", lanes * n, u64::from(out.is_some()))?;
             for l in 0..lanes {
-                if b * k == 0 {
-                    break; // No index was read.
-                }
                 for &s in ids.lane(l) {
                     if (s as usize) < n {
                         counts[l * n + s as usize] += 1;
@@ -284,7 +284,7 @@ fn vjp<T: Float, I: IndexInt>(
                         let c = counts[lane(bi, ki) * n + s];
                         if c > 0 {
                             let at = cell(bi, s, ki);
-                            gs[at] = scale(g[at], T::Acc::count(1), T::Acc::count(c));
+                            gs[at] = share(g[at], c);
                         }
                     }
                 }
@@ -293,11 +293,10 @@ fn vjp<T: Float, I: IndexInt>(
             (expand(&gs, &ids)?, og)
         }
         Reduction::Min | Reduction::Max => {
-            let first = opts.ties == Ties::First;
-            let (r, arg, _) = reduce(op, kind, src, index, out, first, opts)?;
+            let (r, arg, _) = forward.expect("computed for min and max");
             // Each position's segment where it receives a gradient, `n` where it does not.
             let mut won = filled(op, "src", b * e * k, n as i64)?;
-            let mut ties = filled(op, "grad", g.len(), 0u64)?;
+            let mut ties = filled(op, "grad", if first { 0 } else { g.len() }, 0u64)?;
             let mut out_won = filled(op, "grad", out.map_or(0, |_| g.len()), false)?;
             if let Some(arg) = &arg {
                 for (at, bi, ei, ki, s) in positions() {
@@ -328,7 +327,7 @@ fn vjp<T: Float, I: IndexInt>(
                 let mut v = filled(op, "grad", g.len(), T::default())?;
                 for (c, x) in v.iter_mut().enumerate() {
                     if ties[c] > 0 {
-                        *x = scale(g[c], T::Acc::count(1), T::Acc::count(ties[c]));
+                        *x = share(g[c], ties[c]);
                     }
                 }
                 v

@@ -194,40 +194,78 @@ fn engine<T: Small, I: SmallIndex>(
     }
 }
 
+/// A case's values as `T` and `I`, laid out as its `layouts` say (strided, reversed, padding
+/// poisoned), and whether its output is too large for a test.
+pub(super) struct Laid<T, I> {
+    /// src's values, row-major.
+    pub(super) src: Vec<T>,
+    src_laid: (Vec<T>, usize, Vec<isize>, Vec<usize>),
+    index_laid: (Vec<I>, usize, Vec<isize>, Vec<usize>),
+    /// The output's starting values (`out=`) and their shape.
+    pub(super) out: Option<(Vec<usize>, Vec<T>)>,
+    huge: bool,
+}
+
+impl<T: Small, I: SmallIndex> Laid<T, I> {
+    pub(super) fn new(case: &Case) -> Self {
+        let src: Vec<T> = case.src.iter().map(|&v| T::small(v)).collect();
+        let idx: Vec<I> = case.index.iter().map(|&v| I::wrap(v)).collect();
+        let (sb, so, ss) = embed(&src, &case.src_shape, case.layouts[0], T::small(NAN));
+        let (ib, io, is) = embed(&idx, &case.index_shape, case.layouts[1], I::wrap(0));
+        // An index as large as a wrapped -1 (u32::MAX, say) with no dim_size asks for an
+        // output of billions of cells: legal, but not for a test to allocate. The output keeps
+        // src's other dims, so it has cells unless one of them is 0: src may be empty along
+        // dim itself (an index of a broken broadcast still holds values).
+        let max = idx.iter().map(|v| v.to_i64_sat()).max().unwrap_or(0);
+        let zero_dims = case.src_shape.iter().filter(|&&d| d == 0).count();
+        let huge = case.form != Form::Csr
+            && case.opts.dim_size.is_none()
+            && case.out.is_none()
+            && max > 1 << 16
+            && max < i64::MAX
+            && zero_dims <= 1;
+        Laid {
+            src,
+            src_laid: (sb, so, ss, case.src_shape.clone()),
+            index_laid: (ib, io, is, case.index_shape.clone()),
+            out: case
+                .out
+                .as_ref()
+                .map(|(s, v)| (s.clone(), v.iter().map(|&x| T::small(x)).collect())),
+            huge,
+        }
+    }
+
+    /// Whether the output would be too large to allocate in a test.
+    pub(super) fn huge_output(&self) -> bool {
+        self.huge
+    }
+
+    pub(super) fn src_view(&self) -> Result<TensorView<'_, T>, String> {
+        let (b, o, st, sh) = &self.src_laid;
+        TensorView::with_strides(b, *o, sh, st).map_err(|e| e.to_string())
+    }
+
+    pub(super) fn index_view(&self) -> Result<TensorView<'_, I>, String> {
+        let (b, o, st, sh) = &self.index_laid;
+        TensorView::with_strides(b, *o, sh, st).map_err(|e| e.to_string())
+    }
+
+    pub(super) fn out_view(&self) -> Result<Option<TensorView<'_, T>>, String> {
+        let out = self.out.as_ref().map(|(s, v)| TensorView::new(v, s));
+        out.transpose().map_err(|e| e.to_string())
+    }
+}
+
 fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
-    let src: Vec<T> = case.src.iter().map(|&v| T::small(v)).collect();
-    let idx: Vec<I> = case.index.iter().map(|&v| I::wrap(v)).collect();
-    let poison = T::small(NAN);
-    let (sb, so, ss) = embed(&src, &case.src_shape, case.layouts[0], poison);
-    let (ib, io, is) = embed(&idx, &case.index_shape, case.layouts[1], I::wrap(0));
-    let sv = TensorView::with_strides(&sb, so, &case.src_shape, &ss).map_err(|e| e.to_string())?;
-    let iv =
-        TensorView::with_strides(&ib, io, &case.index_shape, &is).map_err(|e| e.to_string())?;
-    let out_vals: Option<(Vec<usize>, Vec<T>)> = case
-        .out
-        .as_ref()
-        .map(|(s, v)| (s.clone(), v.iter().map(|&x| T::small(x)).collect()));
-    let out_view = out_vals
-        .as_ref()
-        .map(|(s, v)| TensorView::new(v, s))
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    // An index as large as a wrapped -1 (u32::MAX, say) with no dim_size asks for an output
-    // of billions of cells: legal, but not for a test to allocate.
-    // The output keeps src's other dims, so it has cells unless one of them is 0: src may be
-    // empty along dim itself (an index of a broken broadcast still holds values).
-    let max = idx.iter().map(|v| v.to_i64_sat()).max().unwrap_or(0);
-    let zero_dims = case.src_shape.iter().filter(|&&d| d == 0).count();
-    if case.form != Form::Csr
-        && case.opts.dim_size.is_none()
-        && case.out.is_none()
-        && max > 1 << 16
-        && max < i64::MAX
-        && zero_dims <= 1
-    {
+    let laid = Laid::<T, I>::new(case);
+    if laid.huge_output() {
         return Ok(());
     }
-    let src_plain = TensorView::new(&src, &case.src_shape).map_err(|e| e.to_string())?;
+    let (src, sv, iv) = (&laid.src, laid.src_view()?, laid.index_view()?);
+    let (out_vals, out_view) = (&laid.out, laid.out_view()?);
+    let poison = T::small(NAN);
+    let src_plain = TensorView::new(src, &case.src_shape).map_err(|e| e.to_string())?;
     let expected = oracle::reduce(case.form, &src_plain, &iv, out_view.as_ref(), &case.opts);
     let levels = crate::isa::Isa::supported();
     let one = |threads: usize| -> Result<(), String> {

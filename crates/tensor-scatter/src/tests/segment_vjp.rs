@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 
 use super::prop::{NAN, Rng, Small, SmallIndex, bits, embed, first_difference};
-use super::segment_prop::{Case, generate};
+use super::segment_prop::{Case, Laid, generate};
 use crate::reference::segment::{self as oracle, Form};
 use crate::segment::{self, Float, Grads, SegmentOptions, Ties};
 use crate::{Par, Reduction, Tensor, TensorView};
@@ -52,29 +52,12 @@ fn run<T: Small + Float, I: SmallIndex + crate::IndexInt>(
     case: &Case,
     seed: u64,
 ) -> Result<(), String> {
-    let src: Vec<T> = case.src.iter().map(|&v| T::small(v)).collect();
-    let idx: Vec<I> = case.index.iter().map(|&v| I::wrap(v)).collect();
-    // No dim_size and a huge index (a wrapped -1): an output of billions of cells.
-    let max = idx.iter().map(|v| v.to_i64_sat()).max().unwrap_or(0);
-    if case.form != Form::Csr && case.opts.dim_size.is_none() && case.out.is_none() && max > 1 << 16
-    {
+    let laid = Laid::<T, I>::new(case);
+    if laid.huge_output() {
         return Ok(());
     }
+    let (sv, iv, ov) = (laid.src_view()?, laid.index_view()?, laid.out_view()?);
     let poison = T::small(NAN);
-    let (sb, so, ss) = embed(&src, &case.src_shape, case.layouts[0], poison);
-    let (ib, io, is) = embed(&idx, &case.index_shape, case.layouts[1], I::wrap(0));
-    let sv = TensorView::with_strides(&sb, so, &case.src_shape, &ss).map_err(|e| e.to_string())?;
-    let iv =
-        TensorView::with_strides(&ib, io, &case.index_shape, &is).map_err(|e| e.to_string())?;
-    let out_vals: Option<(Vec<usize>, Vec<T>)> = case
-        .out
-        .as_ref()
-        .map(|(s, v)| (s.clone(), v.iter().map(|&x| T::small(x)).collect()));
-    let ov = out_vals
-        .as_ref()
-        .map(|(s, v)| TensorView::new(v, s))
-        .transpose()
-        .map_err(|e| e.to_string())?;
     let mut rng = Rng::new(seed ^ 0x9e37_79b9);
     let ties = if rng.chance(50) {
         Ties::First
