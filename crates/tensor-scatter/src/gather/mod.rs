@@ -19,8 +19,10 @@
 
 mod drive;
 mod plan;
+mod vjp;
 
 pub(crate) use plan::{plan_gather, plan_gather_elements, plan_gather_nd};
+pub use vjp::{gather_elements_vjp, gather_nd_vjp, gather_vjp};
 
 use drive::{drive_alloc, drive_into};
 

@@ -41,8 +41,18 @@ pub fn gather<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
+    let (sources, out_shape) = gather_sources(data.shape(), indices, opts)?;
+    Ok(read(data, sources, &out_shape, opts))
+}
+
+/// The data coordinate every output element of [`gather`] reads (`None` where filled), in
+/// row-major order, and the output shape.
+pub(crate) fn gather_sources<T, I: IndexInt>(
+    ds: &[usize],
+    indices: &TensorView<'_, I>,
+    opts: &GatherOptions<T>,
+) -> Result<Sources> {
     const OP: &str = "gather";
-    let ds = data.shape();
     let qs = indices.shape();
     let axis = axis_of(OP, opts.axis, ds.len())?;
     let q = qs.len() as i128;
@@ -60,18 +70,33 @@ pub fn gather<T: Element, I: IndexInt>(
         resolved.push(resolve_one(OP, value, ds[axis], axis, p, policy(opts))?);
     }
     let out_shape = [&ds[..axis], &qs[b..], &ds[axis + 1..]].concat();
-    let values = coords(&out_shape)
+    let sources = coords(&out_shape)
         .into_iter()
         .map(|c| {
             let (o, rest) = c.split_at(axis);
             let (i, s) = rest.split_at(qs.len() - b);
             let at = resolved[flat(qs, &[&o[..b], i].concat())];
-            at.map_or(opts.fill_value, |p| {
-                data.get(&[o, &[p], s].concat()).expect("in shape")
-            })
+            at.map(|p| [o, &[p], s].concat())
         })
         .collect();
-    Ok(tensor(values, &out_shape))
+    Ok((sources, out_shape))
+}
+
+/// Data coordinates read by a gather, in output order, and the output shape.
+pub(crate) type Sources = (Vec<Option<Vec<usize>>>, Vec<usize>);
+
+/// The gather's output from its [`Sources`].
+fn read<T: Element>(
+    data: &TensorView<'_, T>,
+    sources: Vec<Option<Vec<usize>>>,
+    out_shape: &[usize],
+    opts: &GatherOptions<T>,
+) -> Tensor<T> {
+    let values = sources
+        .into_iter()
+        .map(|at| at.map_or(opts.fill_value, |c| data.get(&c).expect("in shape")))
+        .collect();
+    tensor(values, out_shape)
 }
 
 /// GatherElements, literally (ONNX GatherElements-13 + our policies):
@@ -84,8 +109,17 @@ pub fn gather_elements<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
+    let (sources, out_shape) = gather_elements_sources(data.shape(), indices, opts)?;
+    Ok(read(data, sources, &out_shape, opts))
+}
+
+/// As [`gather_sources`], for [`gather_elements`].
+pub(crate) fn gather_elements_sources<T, I: IndexInt>(
+    ds: &[usize],
+    indices: &TensorView<'_, I>,
+    opts: &GatherOptions<T>,
+) -> Result<Sources> {
     const OP: &str = "gather_elements";
-    let ds = data.shape();
     let qs = indices.shape();
     let axis = axis_of(OP, opts.axis, ds.len())?;
     if qs.len() != ds.len() {
@@ -99,17 +133,17 @@ pub fn gather_elements<T: Element, I: IndexInt>(
         let value = indices.get(&p).expect("p in shape").to_i128();
         resolved.push(resolve_one(OP, value, ds[axis], axis, p, policy(opts))?);
     }
-    let values = coords(qs)
+    let sources = coords(qs)
         .into_iter()
         .zip(resolved)
         .map(|(mut c, at)| {
-            at.map_or(opts.fill_value, |p| {
+            at.map(|p| {
                 c[axis] = p;
-                data.get(&c).expect("in shape")
+                c
             })
         })
         .collect();
-    Ok(tensor(values, qs))
+    Ok((sources, qs.to_vec()))
 }
 
 /// GatherND, literally (ONNX GatherND-13 with `batch_dims` + our policies):
@@ -123,8 +157,17 @@ pub fn gather_nd<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
+    let (sources, out_shape) = gather_nd_sources(data.shape(), indices, opts)?;
+    Ok(read(data, sources, &out_shape, opts))
+}
+
+/// As [`gather_sources`], for [`gather_nd`].
+pub(crate) fn gather_nd_sources<T, I: IndexInt>(
+    ds: &[usize],
+    indices: &TensorView<'_, I>,
+    opts: &GatherOptions<T>,
+) -> Result<Sources> {
     const OP: &str = "gather_nd";
-    let ds = data.shape();
     let qs = indices.shape();
     let Some((&k, tuple_shape)) = qs.split_last() else {
         return Err(rank_error(OP, "indices", 0));
@@ -153,15 +196,14 @@ pub fn gather_nd<T: Element, I: IndexInt>(
         targets.push(target);
     }
     let out_shape = [tuple_shape, &ds[b + k..]].concat();
-    let values = coords(&out_shape)
+    let sources = coords(&out_shape)
         .into_iter()
         .map(|c| {
             let (t, s) = c.split_at(tuple_shape.len());
-            match &targets[flat(tuple_shape, t)] {
-                Some(p) => data.get(&[&t[..b], p, s].concat()).expect("in shape"),
-                None => opts.fill_value,
-            }
+            targets[flat(tuple_shape, t)]
+                .as_ref()
+                .map(|p| [&t[..b], p, s].concat())
         })
         .collect();
-    Ok(tensor(values, &out_shape))
+    Ok((sources, out_shape))
 }

@@ -206,15 +206,26 @@ pub fn scatter_elements<T: Element, I: IndexInt>(
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<Tensor<T>> {
+    check_reduction::<T>("scatter_elements", opts.reduction)?;
+    let c = elements_contributions(data.shape(), indices, updates.shape(), opts)?;
+    Ok(apply(data, values(c, updates), opts))
+}
+
+/// Every contribution of [`scatter_elements`] in index order: (flat destination cell, update
+/// coordinate), after the axis, shape and index checks.
+pub(crate) fn elements_contributions<I: IndexInt>(
+    ds: &[usize],
+    indices: &TensorView<'_, I>,
+    us: &[usize],
+    opts: &ScatterOptions,
+) -> Result<Vec<(usize, Vec<usize>)>> {
     const OP: &str = "scatter_elements";
-    check_reduction::<T>(OP, opts.reduction)?;
-    let ds = data.shape();
     let axis = axis_of(OP, opts.axis, ds.len())?;
     if indices.shape().len() != ds.len() {
         return Err(rank_error(OP, "indices", indices.shape().len()));
     }
-    if updates.shape() != indices.shape() {
-        return Err(shape_error(OP, "updates", updates.shape()));
+    if us != indices.shape() {
+        return Err(shape_error(OP, "updates", us));
     }
     if (0..ds.len()).any(|d| d != axis && indices.shape()[d] > ds[d]) {
         return Err(shape_error(OP, "indices", indices.shape()));
@@ -225,10 +236,17 @@ pub fn scatter_elements<T: Element, I: IndexInt>(
         if let Some(at) = resolve_one(OP, value, ds[axis], axis, p.clone(), opts.index_policy)? {
             let mut target = p.clone();
             target[axis] = at;
-            contributions.push((flat(ds, &target), updates.get(&p).expect("p in shape")));
+            contributions.push((flat(ds, &target), p));
         }
     }
-    Ok(apply(data, contributions, opts))
+    Ok(contributions)
+}
+
+/// The update values of `(cell, update coordinate)` contributions.
+fn values<T: Element>(c: Vec<(usize, Vec<usize>)>, updates: &TensorView<'_, T>) -> Vec<(usize, T)> {
+    c.into_iter()
+        .map(|(cell, u)| (cell, updates.get(&u).expect("u in shape")))
+        .collect()
 }
 
 /// ScatterND, literally (ONNX ScatterND-18 + our reductions and policies):
@@ -242,9 +260,19 @@ pub fn scatter_nd<T: Element, I: IndexInt>(
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<Tensor<T>> {
+    check_reduction::<T>("scatter_nd", opts.reduction)?;
+    let c = nd_contributions(data.shape(), indices, updates.shape(), opts)?;
+    Ok(apply(data, values(c, updates), opts))
+}
+
+/// Every contribution of [`scatter_nd`] (as [`elements_contributions`]).
+pub(crate) fn nd_contributions<I: IndexInt>(
+    ds: &[usize],
+    indices: &TensorView<'_, I>,
+    us: &[usize],
+    opts: &ScatterOptions,
+) -> Result<Vec<(usize, Vec<usize>)>> {
     const OP: &str = "scatter_nd";
-    check_reduction::<T>(OP, opts.reduction)?;
-    let ds = data.shape();
     let is = indices.shape();
     let Some((&k, tuple_shape)) = is.split_last() else {
         return Err(rank_error(OP, "indices", 0));
@@ -253,8 +281,8 @@ pub fn scatter_nd<T: Element, I: IndexInt>(
         return Err(shape_error(OP, "indices", is));
     }
     let expected: Vec<usize> = [tuple_shape, &ds[k..]].concat();
-    if updates.shape() != expected.as_slice() {
-        return Err(shape_error(OP, "updates", updates.shape()));
+    if us != expected.as_slice() {
+        return Err(shape_error(OP, "updates", us));
     }
     let mut tuples = vec![];
     for t in coords(tuple_shape) {
@@ -274,13 +302,10 @@ pub fn scatter_nd<T: Element, I: IndexInt>(
         let Some(target) = target else { continue };
         for s in coords(&ds[k..]) {
             let cell = flat(ds, &[target.clone(), s.clone()].concat());
-            contributions.push((
-                cell,
-                updates.get(&[t.clone(), s].concat()).expect("in shape"),
-            ));
+            contributions.push((cell, [t.clone(), s].concat()));
         }
     }
-    Ok(apply(data, contributions, opts))
+    Ok(contributions)
 }
 
 /// ScatterUpdate, literally (OpenVINO ScatterUpdate-3 + our reductions and policies):
@@ -294,16 +319,26 @@ pub fn scatter_update<T: Element, I: IndexInt>(
     updates: &TensorView<'_, T>,
     opts: &ScatterOptions,
 ) -> Result<Tensor<T>> {
+    check_reduction::<T>("scatter_update", opts.reduction)?;
+    let c = update_contributions(data.shape(), indices, updates.shape(), opts)?;
+    Ok(apply(data, values(c, updates), opts))
+}
+
+/// Every contribution of [`scatter_update`] (as [`elements_contributions`]).
+pub(crate) fn update_contributions<I: IndexInt>(
+    ds: &[usize],
+    indices: &TensorView<'_, I>,
+    us: &[usize],
+    opts: &ScatterOptions,
+) -> Result<Vec<(usize, Vec<usize>)>> {
     const OP: &str = "scatter_update";
-    check_reduction::<T>(OP, opts.reduction)?;
-    let ds = data.shape();
     let axis = axis_of(OP, opts.axis, ds.len())?;
     let expected: Vec<usize> = [&ds[..axis], indices.shape(), &ds[axis + 1..]].concat();
-    if updates.shape().len() != expected.len() {
-        return Err(rank_error(OP, "updates", updates.shape().len()));
+    if us.len() != expected.len() {
+        return Err(rank_error(OP, "updates", us.len()));
     }
-    if updates.shape() != expected.as_slice() {
-        return Err(shape_error(OP, "updates", updates.shape()));
+    if us != expected.as_slice() {
+        return Err(shape_error(OP, "updates", us));
     }
     let mut resolved = vec![];
     for p in coords(indices.shape()) {
@@ -319,16 +354,21 @@ pub fn scatter_update<T: Element, I: IndexInt>(
     }
     let qi = indices.shape().len();
     let mut contributions = vec![];
-    for u in coords(updates.shape()) {
+    for u in coords(us) {
         let p = &u[axis..axis + qi];
         if let Some(at) = resolved[flat(indices.shape(), p)] {
             let target = [&u[..axis], &[at], &u[axis + qi..]].concat();
-            contributions.push((flat(ds, &target), updates.get(&u).expect("u in shape")));
+            contributions.push((flat(ds, &target), u));
         }
     }
-    Ok(apply(data, contributions, opts))
+    Ok(contributions)
 }
 
 mod gather;
 pub use gather::{gather, gather_elements, gather_nd};
+mod vjp;
+pub use vjp::{
+    gather_elements_vjp, gather_nd_vjp, gather_vjp, scatter_elements_vjp, scatter_nd_vjp,
+    scatter_update_vjp,
+};
 pub mod segment;

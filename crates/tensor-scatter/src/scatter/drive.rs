@@ -166,7 +166,7 @@ fn run_fast<T: Element, I: IndexInt>(
 }
 
 /// `dest = src`, cell by cell, for two views of one shape.
-fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Layout) {
+pub(super) fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Layout) {
     let mut odo = Odometer::new(
         &dest_layout.shape,
         [&src.layout.strides, &dest_layout.strides],

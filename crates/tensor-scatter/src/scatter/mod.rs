@@ -22,13 +22,16 @@ mod plan;
 mod sequential;
 mod strategy;
 pub(crate) mod update;
+mod vjp;
 
 pub(crate) use drive::{run_in_place, run_out, run_out_of_place};
 pub(crate) use plan::{Component, Plan};
+pub use vjp::{ScatterGrads, scatter_elements_vjp, scatter_nd_vjp, scatter_update_vjp};
 
 use crate::exec::Par;
 use crate::index::{IndexPolicy, NegativeIndices, OutOfRange};
 use crate::reduce::{Accumulation, Reduction};
+use crate::segment::Ties;
 use crate::view::{Layout, TensorView};
 
 /// Options shared by the three scatter operators.
@@ -73,6 +76,9 @@ pub struct ScatterOptions {
     /// the window of indices' extent at its origin is read (PyTorch `scatter_`'s rule for
     /// `src`). Off by default: ONNX and the other specs require equal shapes.
     pub updates_window: bool,
+    /// Backward passes only: where the gradient of a min or max cell goes when several of
+    /// its fold's members (data's value first, with include_self) equal the result.
+    pub ties: Ties,
 }
 
 impl ScatterOptions {
@@ -142,6 +148,12 @@ impl ScatterOptions {
     /// ```
     pub fn updates_window(mut self, on: bool) -> Self {
         self.updates_window = on;
+        self
+    }
+
+    /// Sets the tie rule of the min/max backward passes (see [`ties`](Self::ties)).
+    pub fn ties(mut self, ties: Ties) -> Self {
+        self.ties = ties;
         self
     }
 

@@ -62,6 +62,7 @@ pub use gather::{gather_coo, gather_csr};
 pub use vjp::{
     Grads, Ties, gather_coo_vjp, gather_csr_vjp, scatter_vjp, segment_coo_vjp, segment_csr_vjp,
 };
+pub(crate) use vjp::{same, share};
 
 use fold::{Problem, Source};
 use plan::{Dims, Lanes, Mode, Origin};
@@ -403,7 +404,12 @@ fn by_scatter_elements<T: Element>(
 
 /// `len` copies of `v`, allocated fallibly.
 /// Large buffers are advised to use transparent huge pages (fewer page faults on first touch).
-fn filled<T: Clone>(op: &'static str, arg: &'static str, len: usize, v: T) -> Result<Vec<T>> {
+pub(crate) fn filled<T: Clone>(
+    op: &'static str,
+    arg: &'static str,
+    len: usize,
+    v: T,
+) -> Result<Vec<T>> {
     let mut b = crate::kernels::try_vec_with_huge_pages(len).ok_or_else(|| {
         Error::out_of_memory(op, arg, len.saturating_mul(std::mem::size_of::<T>()))
     })?;

@@ -172,12 +172,12 @@ fn segment_ids(kind: Kind, lanes: Lanes, e: usize, n: usize) -> Result<Lanes> {
 }
 
 /// `g / count` in the compute type, rounded once.
-fn share<T: Float>(g: T, count: u64) -> T {
+pub(crate) fn share<T: Float>(g: T, count: u64) -> T {
     T::from_acc(g.to_acc() / T::Acc::count(count))
 }
 
 /// NaN counts as equal to NaN: a NaN result came from a NaN.
-fn same<T: Float>(x: T, r: T) -> bool {
+pub(crate) fn same<T: Float>(x: T, r: T) -> bool {
     let (x, r) = (x.to_acc(), r.to_acc());
     x == r || (x.is_nan() && r.is_nan())
 }

@@ -19,28 +19,28 @@ use crate::{
 
 /// The three gathers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
+pub(super) enum Op {
     Gather,
     Elements,
     Nd,
 }
 
 #[derive(Clone, Debug)]
-struct Case {
-    op: Op,
-    data_shape: Vec<usize>,
-    indices_shape: Vec<usize>,
-    data: Vec<i64>,
-    indices: Vec<i128>,
-    opts: GatherOptions<i64>,
-    dtype: DType,
-    index_dtype: DType,
+pub(super) struct Case {
+    pub(super) op: Op,
+    pub(super) data_shape: Vec<usize>,
+    pub(super) indices_shape: Vec<usize>,
+    pub(super) data: Vec<i64>,
+    pub(super) indices: Vec<i128>,
+    pub(super) opts: GatherOptions<i64>,
+    pub(super) dtype: DType,
+    pub(super) index_dtype: DType,
     /// Layouts of data, indices and the caller-provided output (0 contiguous, 1 padded,
     /// 2 padded + reversed; for data also 3: broadcast along dim 0, its rows all the first).
-    layouts: [u8; 3],
+    pub(super) layouts: [u8; 3],
 }
 
-fn generate(seed: u64, op: Op) -> Case {
+pub(super) fn generate(seed: u64, op: Op) -> Case {
     let mut rng = Rng::new(seed);
     let rank = rng.below(6) as usize;
     let d = dims(&mut rng, rank, 6);
@@ -260,7 +260,7 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
 }
 
 /// The output shape of a case whose shape rules hold.
-fn gathered_shape(case: &Case) -> Result<Vec<usize>, ()> {
+pub(super) fn gathered_shape(case: &Case) -> Result<Vec<usize>, ()> {
     let (d, q) = (&case.data_shape, &case.indices_shape);
     let r = d.len() as i64;
     let a = if case.opts.axis < 0 {
