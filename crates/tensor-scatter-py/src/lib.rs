@@ -8,6 +8,7 @@
 mod errors;
 mod operand;
 mod segment;
+mod vjp;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -21,7 +22,7 @@ use tensor_scatter::{
 use errors::{Raised, argument, raise};
 use operand::{Kind, Operand};
 
-fn scatter_op(s: &str) -> PyResult<(ScatterOp, &'static str)> {
+pub(crate) fn scatter_op(s: &str) -> PyResult<(ScatterOp, &'static str)> {
     Ok(match s {
         "elements" => (ScatterOp::Elements, "scatter_elements"),
         "nd" => (ScatterOp::Nd, "scatter_nd"),
@@ -34,7 +35,7 @@ fn scatter_op(s: &str) -> PyResult<(ScatterOp, &'static str)> {
     })
 }
 
-fn gather_op(s: &str) -> PyResult<(GatherOp, &'static str)> {
+pub(crate) fn gather_op(s: &str) -> PyResult<(GatherOp, &'static str)> {
     Ok(match s {
         "gather" => (GatherOp::Gather, "gather"),
         "elements" => (GatherOp::Elements, "gather_elements"),
@@ -48,7 +49,7 @@ fn gather_op(s: &str) -> PyResult<(GatherOp, &'static str)> {
 }
 
 /// `threads=`: `None` (the process default, 0) or a count >= 0.
-fn threads_arg(name: &str, t: &Bound<'_, PyAny>) -> Result<usize, Raised> {
+pub(crate) fn threads_arg(name: &str, t: &Bound<'_, PyAny>) -> Result<usize, Raised> {
     if t.is_none() {
         return Ok(0);
     }
@@ -64,7 +65,7 @@ fn threads_arg(name: &str, t: &Bound<'_, PyAny>) -> Result<usize, Raised> {
     }
 }
 
-fn negative(py: Python<'_>, name: &str, s: &str) -> Result<NegativeIndices, Raised> {
+pub(crate) fn negative(py: Python<'_>, name: &str, s: &str) -> Result<NegativeIndices, Raised> {
     match s {
         "wrap" => Ok(NegativeIndices::Wrap),
         "error" => Ok(NegativeIndices::Error),
@@ -75,9 +76,39 @@ fn negative(py: Python<'_>, name: &str, s: &str) -> Result<NegativeIndices, Rais
     }
 }
 
+/// `out_of_range=` of a gather.
+pub(crate) fn gather_mode(py: Python<'_>, name: &str, s: &str) -> Result<GatherOutOfRange, Raised> {
+    match s {
+        "error" => Ok(GatherOutOfRange::Error),
+        "clamp" => Ok(GatherOutOfRange::Clamp),
+        "fill" => Ok(GatherOutOfRange::Fill),
+        _ => Err(argument(
+            py,
+            format!("{name}: out_of_range: '{s}' is not one of 'error', 'clamp', 'fill'"),
+        )),
+    }
+}
+
+/// `ties=` of a backward pass.
+pub(crate) fn ties_arg(
+    py: Python<'_>,
+    name: &str,
+    s: &str,
+) -> Result<tensor_scatter::segment::Ties, Raised> {
+    use tensor_scatter::segment::Ties;
+    match s {
+        "split" => Ok(Ties::Split),
+        "first" => Ok(Ties::First),
+        _ => Err(argument(
+            py,
+            format!("{name}: ties: '{s}' is not 'split' or 'first'"),
+        )),
+    }
+}
+
 /// The scatter options from the Python keywords.
 #[allow(clippy::too_many_arguments)]
-fn scatter_options(
+pub(crate) fn scatter_options(
     py: Python<'_>,
     name: &str,
     axis: i64,
@@ -273,17 +304,7 @@ fn gather<'py>(
     let Some(i) = Operand::read(indices).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
-    let mode = match out_of_range {
-        "error" => GatherOutOfRange::Error,
-        "clamp" => GatherOutOfRange::Clamp,
-        "fill" => GatherOutOfRange::Fill,
-        s => {
-            return Err(argument(
-                py,
-                format!("{name}: out_of_range: '{s}' is not one of 'error', 'clamp', 'fill'"),
-            ));
-        }
-    };
+    let mode = gather_mode(py, name, out_of_range)?;
     let Some(fill) = fill_arg(&d, mode, fill_value) else {
         return Ok(None);
     };
@@ -360,6 +381,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather_shape, m)?)?;
     m.add_function(wrap_pyfunction!(segment::segment, m)?)?;
     m.add_function(wrap_pyfunction!(segment::segment_vjp, m)?)?;
+    m.add_function(wrap_pyfunction!(vjp::scatter_vjp, m)?)?;
+    m.add_function(wrap_pyfunction!(vjp::gather_vjp, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_threads, m)?)?;
     Ok(())

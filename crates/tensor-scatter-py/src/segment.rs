@@ -4,7 +4,7 @@
 
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
-use tensor_scatter::segment::{SegmentOptions, Ties};
+use tensor_scatter::segment::SegmentOptions;
 use tensor_scatter::{
     Buffer, DynTensor, Error, Par, Reduction, SegmentOp, Tensor, segment_dyn, segment_dyn_out,
     segment_vjp_dyn,
@@ -12,7 +12,7 @@ use tensor_scatter::{
 
 use crate::errors::{argument, raise};
 use crate::operand::{Kind, Operand};
-use crate::{TORCH_FROM_NUMPY, cached, result, threads_arg};
+use crate::{TORCH_FROM_NUMPY, cached, result, threads_arg, ties_arg};
 
 fn segment_op(s: &str, unbiased: bool) -> PyResult<SegmentOp> {
     Ok(match s {
@@ -146,7 +146,7 @@ pub fn segment<'py>(
 /// A new array of `like`'s kind and dtype holding `t` (of that dtype): f64 and f32 vectors
 /// are handed to NumPy as they are (a result as large as `src` is not copied again), the
 /// other dtypes copied into a new array.
-fn new_array<'py>(
+pub(crate) fn new_array<'py>(
     py: Python<'py>,
     like: &Operand<'py>,
     t: DynTensor,
@@ -186,7 +186,11 @@ pub fn segment_vjp<'py>(
     ties: &str,
     threads: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Answer<'py>>> {
-    let op = segment_op(op, true)?;
+    // "std_biased": the backward of scatter_std(unbiased=False).
+    let op = match op {
+        "std_biased" => segment_op("std", false)?,
+        _ => segment_op(op, true)?,
+    };
     let name = op.name();
     let Some(g) = Operand::read(grad) else {
         return Ok(None);
@@ -201,16 +205,7 @@ pub fn segment_vjp<'py>(
     let (Some(s), Some(o)) = (read(src), read(out)) else {
         return Ok(None);
     };
-    let ties = match ties {
-        "split" => Ties::Split,
-        "first" => Ties::First,
-        _ => {
-            return Err(argument(
-                py,
-                format!("{name}: ties: '{ties}' is not 'split' or 'first'"),
-            ));
-        }
-    };
+    let ties = ties_arg(py, name, ties)?;
     let opts = options(py, name, dim, dim_size, reduce, threads)?.ties(ties);
     // SAFETY: the inputs are held for the call and nothing writes them.
     let (gv, iv, sv, ov) = unsafe {

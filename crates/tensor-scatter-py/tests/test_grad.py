@@ -306,3 +306,63 @@ def test_ties_keyword():
                   lambda: ts.segment_csr(x, torch.tensor([0, 3]), reduce="max", ties=ties)):
             (g,) = torch.autograd.grad(f().sum(), x)
             assert g.tolist() == want, (ties, g)
+
+
+# --- the composites ---------------------------------------------------------------------
+
+COMPOSITES = ("softmax", "log_softmax", "logsumexp", "std", "std_biased")
+
+
+def _composite(name):
+    """(forward, vjp) of one composite, over dim 0."""
+    if name.startswith("std"):
+        unbiased = name == "std"
+        return (lambda x, i: ts.scatter_std(x, i, dim=0, dim_size=4, unbiased=unbiased),
+                lambda g, x, i: ts.scatter_std_vjp(g, x, i, dim=0, dim_size=4, unbiased=unbiased))
+    f = getattr(ts, f"scatter_{name}")
+    v = getattr(ts, f"scatter_{name}_vjp")
+    return (lambda x, i: f(x, i, dim=0, dim_size=4), lambda g, x, i: v(g, x, i, dim=0, dim_size=4))
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_composite_vjp_matches_finite_differences(name):
+    rng = np.random.default_rng(COMPOSITES.index(name))
+    x = rng.uniform(-2, 2, (7, 3))
+    i = np.array([0, 1, 0, 2, 1, 0, 2])  # cell 3 empty (logsumexp -inf there: left out)
+    forward, vjp = _composite(name)
+    y = forward(x, i)
+    w = np.where(np.isfinite(y), rng.uniform(0.5, 1.5, y.shape), 0.0)
+    loss = lambda x: (w * np.where(np.isfinite(forward(x, i)), forward(x, i), 0.0)).sum()
+    g = vjp(w, x, i)
+    h = 1e-6
+    for k in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        assert abs((loss(up) - loss(down)) / (2 * h) - g[k]) < 1e-6, (name, k)
+
+
+def test_composite_vjp_at_zero_std_is_zero():
+    g = ts.scatter_std_vjp(np.ones(2), np.array([5.0, 1.0, 1.0]), np.array([0, 1, 1]))
+    assert g.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_torch_composites(name):
+    torch = _torch()
+    x = torch.rand(6, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    x.requires_grad_()
+    i = torch.tensor([0, 1, 0, 2, 1, 1])
+    forward, _ = _composite(name)
+    assert torch.autograd.gradcheck(lambda x: forward(x, i)[:3], (x,))
+    # One segment holding everything: torch's own functions over dim 0.
+    one = torch.zeros(6, dtype=torch.int64)
+    theirs = {"softmax": lambda x: torch.softmax(x, 0), "log_softmax": lambda x: torch.log_softmax(x, 0),
+              "logsumexp": lambda x: torch.logsumexp(x, 0, keepdim=True),
+              "std": lambda x: torch.std(x, 0, keepdim=True),
+              "std_biased": lambda x: torch.std(x, 0, unbiased=False, keepdim=True)}[name]
+    w = torch.rand(6, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    ours = forward(x, one)[: theirs(x).shape[0]]
+    (a,) = torch.autograd.grad((w[: ours.shape[0]] * ours).sum(), x)
+    (b,) = torch.autograd.grad((w[: ours.shape[0]] * theirs(x)).sum(), x)
+    assert torch.allclose(a, b, rtol=1e-10, atol=1e-12)

@@ -104,6 +104,7 @@ pub use dynamic::{
     gather_dyn_out, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
 pub use dynamic::{SegmentOp, Segmented, segment_dyn, segment_dyn_out, segment_vjp_dyn};
+pub use dynamic::{gather_vjp_dyn, scatter_vjp_dyn};
 pub use error::{Error, ErrorKind, Result};
 pub use exec::{Par, default_threads, set_default_threads};
 pub use gather::{

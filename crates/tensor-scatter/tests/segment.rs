@@ -370,23 +370,42 @@ fn vjp_through_the_dynamic_entry_point() {
         ),
         "{e}"
     );
-    // Integer gradients and the composites are refused.
+    // Integer gradients are refused.
     let gi = DynTensor::from_vec(vec![1i32, 2], &[2]).unwrap();
     let e = segment_vjp_dyn(SegmentOp::Scatter, &gi, None, &index, None, &mean).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::UnsupportedDType { arg: "grad", .. }),
         "{e}"
     );
-    let e = segment_vjp_dyn(
-        SegmentOp::Softmax,
+    // The composites: with respect to src (logsumexp: each cell's gradient times the
+    // softmax, here 1/2 in cell 0 and 1 in cell 1).
+    let (gs, go) = segment_vjp_dyn(
+        SegmentOp::LogSumExp,
         &grad,
         Some((&src).into()),
         &index,
         None,
         &mean,
     )
-    .unwrap_err();
-    assert!(e.to_string().contains("no backward"), "{e}");
+    .unwrap();
+    assert_eq!(
+        (gs.as_slice::<f32>(), go.is_none()),
+        (Some(&[2.0, 2.0, 9.0][..]), true)
+    );
+    let (gs, _) = segment_vjp_dyn(
+        SegmentOp::Std { unbiased: true },
+        &grad,
+        Some((&src).into()),
+        &index,
+        None,
+        &mean,
+    )
+    .unwrap();
+    assert_eq!(
+        gs.as_slice::<f32>(),
+        Some(&[0.0, 0.0, 0.0][..]),
+        "σ = 0: no derivative, 0"
+    );
     let e = segment_vjp_dyn(SegmentOp::Scatter, &grad, None, &index, None, &mean).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::InvalidArgument { arg: "src", .. }),

@@ -32,8 +32,9 @@ from ._arrays import (
 from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError
 from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
 from ._segment import __all__ as _segment_all
-from ._grad import *  # noqa: F401,F403 (the segment family's backward passes)
+from ._grad import *  # noqa: F401,F403 (the backward passes)
 from ._grad import __all__ as _grad_all
+from ._grad import gather_autograd, needs_grad, scatter_autograd
 
 __version__ = "0.1.0"
 
@@ -142,10 +143,41 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
     return out
 
 
+_NAMES = {"elements": "scatter_elements", "nd": "scatter_nd", "update": "scatter_update"}
+_GATHER_NAMES = {"gather": "gather", "elements": "gather_elements", "nd": "gather_nd"}
+
+
+def _scatter_raw(op, data, indices, updates, out, options):
+    """One scatter without autograd: the native half, else the general path."""
+    r = _native.scatter(op, data, indices, updates, out, *options)
+    return _scatter(op, _NAMES[op], data, indices, updates, out, *options) if r is None else r
+
+
+def _gather_raw(op, data, indices, options, out=None):
+    """One gather without autograd: the native half, else the general path."""
+    r = _native.gather(op, data, indices, out, *options)
+    return _gather(op, _GATHER_NAMES[op], data, indices, out, *options) if r is None else r
+
+
+def _scatter_any(op, data, indices, updates, out, options, ties):
+    """One scatter, recorded by torch.autograd when ``data`` or ``updates`` requires grad."""
+    if needs_grad(data, updates):
+        return scatter_autograd(op, data, indices, updates, out, options + (ties,))
+    return _scatter_raw(op, data, indices, updates, out, options)
+
+
+def _gather_any(op, data, indices, out, options):
+    """One gather, recorded by torch.autograd when ``data`` requires grad."""
+    if needs_grad(data):
+        return gather_autograd(op, data, indices, out, options)
+    return _gather_raw(op, data, indices, options, out)
+
+
 def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = "none",
                      include_self: bool = True, negative_indices: str = "wrap",
                      out_of_range: str = "error", accumulation: str = "per_update",
-                     updates_window: bool = False, threads: Optional[int] = None, out=None):
+                     updates_window: bool = False, threads: Optional[int] = None, out=None,
+                     ties: str = "split"):
     """ONNX ScatterElements / PyTorch ``scatter_reduce``: ``out = data``, then for every
     position ``p`` of ``indices`` (row-major), ``out[p with p[axis] = indices[p]]`` combines
     ``updates[p]`` by ``reduction`` ("none", "add", "sub", "mul", "min", "max", "mean"), in
@@ -157,7 +189,8 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     rounds once. ``updates_window=True`` lets ``updates`` be larger than ``indices`` on any
     dim and reads only the window ``indices`` covers (PyTorch's ``src`` rule). ``out=data``
     scatters in place; another ``out`` receives the result. Returns ``out``, or a new array of
-    ``data``'s kind.
+    ``data``'s kind. With torch tensors that require grad the call is differentiable (see
+    :func:`scatter_elements_vjp`; ``ties`` is its rule for min and max).
 
     >>> import numpy as np
     >>> scatter_elements(np.zeros((2, 3), np.float32), np.array([[2, 2], [0, 1]]),
@@ -167,13 +200,13 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     """
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
                updates_window)
-    r = _native.scatter("elements", data, indices, updates, out, *options)
-    return _scatter("elements", "scatter_elements", data, indices, updates, out, *options) if r is None else r
+    return _scatter_any("elements", data, indices, updates, out, options, ties)
 
 
 def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self: bool = True,
                negative_indices: str = "wrap", out_of_range: str = "error",
-               accumulation: str = "per_update", threads: Optional[int] = None, out=None):
+               accumulation: str = "per_update", threads: Optional[int] = None, out=None,
+               ties: str = "split"):
     """ONNX ScatterND / PyTorch ``index_put_``: each row of ``indices`` (its last dim is the
     tuple length ``k``) addresses a slice ``data[t0, ..., tk-1]``, which combines the matching
     slice of ``updates`` (shape ``indices.shape[:-1] + data.shape[k:]``). Options as
@@ -187,14 +220,13 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
            [6, 8]])
     """
     options = (0, reduction, include_self, negative_indices, out_of_range, accumulation, threads, False)
-    r = _native.scatter("nd", data, indices, updates, out, *options)
-    return _scatter("nd", "scatter_nd", data, indices, updates, out, *options) if r is None else r
+    return _scatter_any("nd", data, indices, updates, out, options, ties)
 
 
 def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "none",
                    include_self: bool = True, negative_indices: str = "wrap",
                    out_of_range: str = "error", accumulation: str = "per_update",
-                   threads: Optional[int] = None, out=None):
+                   threads: Optional[int] = None, out=None, ties: str = "split"):
     """OpenVINO ScatterUpdate / PyTorch ``index_add_`` and ``index_copy_`` / ``np.add.at``
     with whole slices: every index ``j = indices[q]`` addresses the slice ``data[..., j, ...]``
     along ``axis``, which combines ``updates[..., q, ...]`` (``updates`` has shape
@@ -207,8 +239,7 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     """
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
                False)
-    r = _native.scatter("update", data, indices, updates, out, *options)
-    return _scatter("update", "scatter_update", data, indices, updates, out, *options) if r is None else r
+    return _scatter_any("update", data, indices, updates, out, options, ties)
 
 
 def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indices: str = "wrap",
@@ -224,12 +255,8 @@ def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indice
            [ 0,  1],
            [-1, -1]])
     """
-    r = _native.gather("gather", data, indices, out, axis, batch_dims, negative_indices, out_of_range, fill_value,
-                       threads)
-    if r is None:
-        r = _gather("gather", "gather", data, indices, out, axis, batch_dims, negative_indices, out_of_range,
-                    fill_value, threads)
-    return r
+    options = (axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
+    return _gather_any("gather", data, indices, out, options)
 
 
 def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wrap",
@@ -243,12 +270,8 @@ def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wr
     array([[2, 1],
            [3, 3]])
     """
-    r = _native.gather("elements", data, indices, out, axis, 0, negative_indices, out_of_range, fill_value,
-                       threads)
-    if r is None:
-        r = _gather("elements", "gather_elements", data, indices, out, axis, 0, negative_indices, out_of_range,
-                    fill_value, threads)
-    return r
+    options = (axis, 0, negative_indices, out_of_range, fill_value, threads)
+    return _gather_any("elements", data, indices, out, options)
 
 
 def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wrap",
@@ -260,9 +283,5 @@ def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wr
     >>> gather_nd(np.arange(6).reshape(3, 2), np.array([[2, 1], [0, 0]]))
     array([5, 0])
     """
-    r = _native.gather("nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range, fill_value,
-                       threads)
-    if r is None:
-        r = _gather("nd", "gather_nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range,
-                    fill_value, threads)
-    return r
+    options = (0, batch_dims, negative_indices, out_of_range, fill_value, threads)
+    return _gather_any("nd", data, indices, out, options)

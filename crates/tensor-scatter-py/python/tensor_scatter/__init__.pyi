@@ -23,18 +23,19 @@ def scatter_elements(
     include_self: bool = True, negative_indices: Negative = "wrap",
     out_of_range: ScatterOutOfRange = "error", accumulation: AccumulationMode = "per_update",
     updates_window: bool = False, threads: Optional[int] = None, out: Optional[Any] = None,
+    ties: Ties = "split",
 ) -> Array: ...
 def scatter_nd(
     data: Array, indices: Any, updates: Any, *, reduction: Reduction = "none",
     include_self: bool = True, negative_indices: Negative = "wrap",
     out_of_range: ScatterOutOfRange = "error", accumulation: AccumulationMode = "per_update",
-    threads: Optional[int] = None, out: Optional[Any] = None,
+    threads: Optional[int] = None, out: Optional[Any] = None, ties: Ties = "split",
 ) -> Array: ...
 def scatter_update(
     data: Array, indices: Any, updates: Any, *, axis: int = 0, reduction: Reduction = "none",
     include_self: bool = True, negative_indices: Negative = "wrap",
     out_of_range: ScatterOutOfRange = "error", accumulation: AccumulationMode = "per_update",
-    threads: Optional[int] = None, out: Optional[Any] = None,
+    threads: Optional[int] = None, out: Optional[Any] = None, ties: Ties = "split",
 ) -> Array: ...
 def gather(
     data: Array, indices: Any, *, axis: int = 0, batch_dims: int = 0,
@@ -129,3 +130,48 @@ def segment_csr_vjp(grad: Array, src: Array, indptr: Any, out: Optional[Any] = N
 def gather_coo_vjp(grad: Array, index: Any, dim_size: int, *,
                    threads: Optional[int] = None) -> Array: ...
 def gather_csr_vjp(grad: Array, indptr: Any, *, threads: Optional[int] = None) -> Array: ...
+def scatter_elements_vjp(
+    grad: Array, data: Any, indices: Any, updates: Any, *, axis: int = 0,
+    reduction: Reduction = "none", include_self: bool = True, negative_indices: Negative = "wrap",
+    out_of_range: ScatterOutOfRange = "error", updates_window: bool = False, ties: Ties = "split",
+    threads: Optional[int] = None,
+) -> Tuple[Array, Array]: ...
+def scatter_nd_vjp(
+    grad: Array, data: Any, indices: Any, updates: Any, *, reduction: Reduction = "none",
+    include_self: bool = True, negative_indices: Negative = "wrap",
+    out_of_range: ScatterOutOfRange = "error", ties: Ties = "split",
+    threads: Optional[int] = None,
+) -> Tuple[Array, Array]: ...
+def scatter_update_vjp(
+    grad: Array, data: Any, indices: Any, updates: Any, *, axis: int = 0,
+    reduction: Reduction = "none", include_self: bool = True, negative_indices: Negative = "wrap",
+    out_of_range: ScatterOutOfRange = "error", ties: Ties = "split",
+    threads: Optional[int] = None,
+) -> Tuple[Array, Array]: ...
+def gather_vjp(
+    grad: Array, indices: Any, data_shape: Tuple[int, ...], *, axis: int = 0, batch_dims: int = 0,
+    negative_indices: Negative = "wrap", out_of_range: GatherOutOfRange = "error",
+    threads: Optional[int] = None,
+) -> Array: ...
+def gather_elements_vjp(
+    grad: Array, indices: Any, data_shape: Tuple[int, ...], *, axis: int = 0,
+    negative_indices: Negative = "wrap", out_of_range: GatherOutOfRange = "error",
+    threads: Optional[int] = None,
+) -> Array: ...
+def gather_nd_vjp(
+    grad: Array, indices: Any, data_shape: Tuple[int, ...], *, batch_dims: int = 0,
+    negative_indices: Negative = "wrap", out_of_range: GatherOutOfRange = "error",
+    threads: Optional[int] = None,
+) -> Array: ...
+def scatter_softmax_vjp(grad: Array, src: Any, index: Any, dim: int = -1,
+                        dim_size: Optional[int] = None, *,
+                        threads: Optional[int] = None) -> Array: ...
+def scatter_log_softmax_vjp(grad: Array, src: Any, index: Any, dim: int = -1,
+                            dim_size: Optional[int] = None, *,
+                            threads: Optional[int] = None) -> Array: ...
+def scatter_logsumexp_vjp(grad: Array, src: Any, index: Any, dim: int = -1,
+                          dim_size: Optional[int] = None, *,
+                          threads: Optional[int] = None) -> Array: ...
+def scatter_std_vjp(grad: Array, src: Any, index: Any, dim: int = -1,
+                    dim_size: Optional[int] = None, unbiased: bool = True, *,
+                    threads: Optional[int] = None) -> Array: ...

@@ -1,6 +1,7 @@
-"""Backward passes of the graph-learning family: the vector-Jacobian products as plain
-functions (NumPy arrays, torch tensors), and ``torch.autograd`` support for ``scatter``,
-``segment_coo``, ``segment_csr`` and the two gathers.
+"""Backward passes: the vector-Jacobian products as plain functions (NumPy arrays, torch
+tensors) and ``torch.autograd`` support, for the graph-learning family (``scatter``,
+``segment_coo``, ``segment_csr``, the two gathers, the composites) and for the six operators
+(the three scatters and three gathers).
 
 The rules are the Rust library's (``tensor_scatter::segment::scatter_vjp``): sum gives each
 element its cell's gradient, mean divides it by the cell's count (``out``'s value counted),
@@ -21,11 +22,16 @@ from ._errors import ArgumentError
 
 __all__ = [
     "scatter_vjp", "segment_coo_vjp", "segment_csr_vjp", "gather_coo_vjp", "gather_csr_vjp",
+    "scatter_softmax_vjp", "scatter_log_softmax_vjp", "scatter_logsumexp_vjp", "scatter_std_vjp",
+    "scatter_elements_vjp", "scatter_nd_vjp", "scatter_update_vjp", "gather_vjp",
+    "gather_elements_vjp", "gather_nd_vjp",
 ]
 
 _NAMES = {
     "scatter": "scatter_vjp", "coo": "segment_coo_vjp", "csr": "segment_csr_vjp",
     "gather_coo": "gather_coo_vjp", "gather_csr": "gather_csr_vjp",
+    "softmax": "scatter_softmax_vjp", "log_softmax": "scatter_log_softmax_vjp",
+    "logsumexp": "scatter_logsumexp_vjp", "std": "scatter_std_vjp", "std_biased": "scatter_std_vjp",
 }
 
 
@@ -113,6 +119,56 @@ def gather_csr_vjp(grad, indptr, *, threads: Optional[int] = None):
     array([3., 0., 4.])
     """
     return _vjp("gather_csr", grad, None, indptr, None, -1, None, "sum", "split", threads)[0]
+
+
+def scatter_softmax_vjp(grad, src, index, dim: int = -1, dim_size: Optional[int] = None, *,
+                        threads: Optional[int] = None):
+    """The gradient of :func:`scatter_softmax` with respect to ``src`` (``grad`` has its
+    shape): ``y * (grad - sum(grad * y))`` over each cell, ``y`` the softmax.
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.scatter_softmax_vjp(np.array([1.0, -1.0]), np.zeros(2), np.array([0, 0]))
+    array([ 0.5, -0.5])
+    """
+    return _vjp("softmax", grad, src, index, None, dim, dim_size, "sum", "split", threads)[0]
+
+
+def scatter_log_softmax_vjp(grad, src, index, dim: int = -1, dim_size: Optional[int] = None,
+                            *, threads: Optional[int] = None):
+    """The gradient of :func:`scatter_log_softmax`: ``grad - exp(y) * sum(grad)`` over each
+    cell, ``y`` the log-softmax.
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.scatter_log_softmax_vjp(np.array([1.0, 1.0]), np.zeros(2), np.array([0, 0]))
+    array([0., 0.])
+    """
+    return _vjp("log_softmax", grad, src, index, None, dim, dim_size, "sum", "split", threads)[0]
+
+
+def scatter_logsumexp_vjp(grad, src, index, dim: int = -1, dim_size: Optional[int] = None, *,
+                          threads: Optional[int] = None):
+    """The gradient of :func:`scatter_logsumexp` (``grad`` shaped as its result): each element
+    gets its cell's gradient times its softmax.
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.scatter_logsumexp_vjp(np.array([4.0]), np.zeros(2), np.array([0, 0]))
+    array([2., 2.])
+    """
+    return _vjp("logsumexp", grad, src, index, None, dim, dim_size, "sum", "split", threads)[0]
+
+
+def scatter_std_vjp(grad, src, index, dim: int = -1, dim_size: Optional[int] = None,
+                    unbiased: bool = True, *, threads: Optional[int] = None):
+    """The gradient of :func:`scatter_std` (``grad`` shaped as its result):
+    ``grad * (x - mean) / (d * std)`` with ``d`` its divisor; 0 where the std is 0 (one
+    element, or all equal: no derivative there; PyTorch gives NaN).
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.scatter_std_vjp(np.array([1.0]), np.array([1.0, 3.0]), np.array([0, 0]))
+    array([-0.70710678,  0.70710678])
+    """
+    op = "std" if unbiased else "std_biased"
+    return _vjp(op, grad, src, index, None, dim, dim_size, "sum", "split", threads)[0]
 
 
 # --- torch.autograd ---------------------------------------------------------------------
@@ -211,6 +267,42 @@ def _make():
     return Reduce, Gather
 
 
+_composite_function = None
+
+
+def composite_autograd(op, src, index, dim, dim_size, unbiased, threads):
+    """A composite (softmax, log-softmax, logsumexp, std) recorded by torch.autograd
+    (differentiable once)."""
+    global _composite_function
+    if _composite_function is None:
+        import torch
+        from torch.autograd.function import once_differentiable
+
+        from . import _segment
+
+        class Composite(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, src, index, spec):
+                op, dim, dim_size, unbiased, threads = spec
+                ctx.save_for_backward(src)
+                ctx.index, ctx.spec = index, spec
+                return _segment._run(op, src.detach(), index, None, dim, dim_size, "sum",
+                                     unbiased=unbiased, threads=threads)[0]
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, g):
+                op, dim, dim_size, unbiased, threads = ctx.spec
+                (src,) = ctx.saved_tensors
+                vop = "std_biased" if op == "std" and not unbiased else op
+                gs, _ = _vjp(vop, g.contiguous(), src, ctx.index, None, dim, dim_size, "sum",
+                             "split", threads)
+                return gs, None, None
+
+        _composite_function = Composite
+    return _composite_function.apply(src, index, (op, dim, dim_size, unbiased, threads))
+
+
 def autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties, threads):
     """``_segment._run`` recorded by torch.autograd; ``out=`` receives the result in place
     (as torch's own in-place operations, an ``out`` that is a leaf requiring grad is an
@@ -229,3 +321,252 @@ def autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties, thr
         out.copy_(values)
         values = out
     return values, arg
+
+
+# --- the six operators ----------------------------------------------------------------------
+
+_OP_NAMES = {"elements": "scatter_elements_vjp", "nd": "scatter_nd_vjp",
+             "update": "scatter_update_vjp"}
+_GATHER_NAMES = {"gather": "gather_vjp", "elements": "gather_elements_vjp", "nd": "gather_nd_vjp"}
+
+
+def _scatter_vjp(op, grad, data, indices, updates, *options):
+    """The native backward of one scatter, through the general path when needed."""
+    name = _OP_NAMES[op]
+    r = _native.scatter_vjp(op, grad, data, indices, updates, *options)
+    if r is not None:
+        return r
+    g = readable(as_arr(grad, "grad", name), "grad", name)
+    d = readable(as_arr(data, "data", name), "data", name)
+    i = readable(index_arr(indices, "indices", name), "indices", name)
+    u = readable(as_arr(updates, "updates", name), "updates", name)
+    r = done(_native.scatter_vjp(op, g.prepared(), d.prepared(), i.prepared(), u.prepared(),
+                                 *options))
+    return result(r[0], g), result(r[1], g)
+
+
+def _gather_vjp(op, grad, indices, data_shape, *options):
+    """The native backward of one gather, through the general path when needed."""
+    name = _GATHER_NAMES[op]
+    shape = tuple(int(n) for n in data_shape)
+    r = _native.gather_vjp(op, grad, indices, shape, *options)
+    if r is not None:
+        return r
+    g = readable(as_arr(grad, "grad", name), "grad", name)
+    i = readable(index_arr(indices, "indices", name), "indices", name)
+    return result(done(_native.gather_vjp(op, g.prepared(), i.prepared(), shape, *options)), g)
+
+
+def scatter_elements_vjp(grad, data, indices, updates, *, axis: int = 0,
+                         reduction: str = "none", include_self: bool = True,
+                         negative_indices: str = "wrap", out_of_range: str = "error",
+                         updates_window: bool = False, ties: str = "split",
+                         threads: Optional[int] = None) -> Tuple[Any, Any]:
+    """The gradients ``(d data, d updates)`` of :func:`scatter_elements` given ``grad``, the
+    gradient with respect to its result; the other arguments are the forward's. ``none``:
+    only the update that won gets its cell's gradient and the overwritten cell none; ``mean``
+    divides by the count (data counted with ``include_self``); ``mul`` multiplies by the
+    product of the others (no division); ``min`` / ``max`` give it to the values equal to the
+    result, split evenly (``ties="split"``) or all to the first (``"first"``, data's value
+    first). Floating-point dtypes.
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.scatter_elements_vjp(np.array([6.0, 7.0]), np.array([4.0, 0.0]), np.array([0, 0]),
+    ...                         np.array([4.0, 1.0]), reduction="max")
+    (array([3., 7.]), array([3., 0.]))
+    """
+    return _scatter_vjp("elements", grad, data, indices, updates, axis, reduction, include_self,
+                        negative_indices, out_of_range, ties, threads, updates_window)
+
+
+def scatter_nd_vjp(grad, data, indices, updates, *, reduction: str = "none",
+                   include_self: bool = True, negative_indices: str = "wrap",
+                   out_of_range: str = "error", ties: str = "split",
+                   threads: Optional[int] = None) -> Tuple[Any, Any]:
+    """The gradients ``(d data, d updates)`` of :func:`scatter_nd` (see
+    :func:`scatter_elements_vjp`).
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.scatter_nd_vjp(np.array([1.0, 2.0]), np.zeros(2), np.array([[1], [1]]),
+    ...                   np.array([5.0, 6.0]))
+    (array([1., 0.]), array([0., 2.]))
+    """
+    return _scatter_vjp("nd", grad, data, indices, updates, 0, reduction, include_self,
+                        negative_indices, out_of_range, ties, threads, False)
+
+
+def scatter_update_vjp(grad, data, indices, updates, *, axis: int = 0,
+                       reduction: str = "none", include_self: bool = True,
+                       negative_indices: str = "wrap", out_of_range: str = "error",
+                       ties: str = "split", threads: Optional[int] = None) -> Tuple[Any, Any]:
+    """The gradients ``(d data, d updates)`` of :func:`scatter_update` (see
+    :func:`scatter_elements_vjp`).
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.scatter_update_vjp(np.array([1.0, 2.0]), np.ones(2), np.array([1, 1]),
+    ...                       np.array([2.0, 3.0]), reduction="mul")
+    (array([ 1., 12.]), array([6., 4.]))
+    """
+    return _scatter_vjp("update", grad, data, indices, updates, axis, reduction, include_self,
+                        negative_indices, out_of_range, ties, threads, False)
+
+
+def gather_vjp(grad, indices, data_shape, *, axis: int = 0, batch_dims: int = 0,
+               negative_indices: str = "wrap", out_of_range: str = "error",
+               threads: Optional[int] = None):
+    """The gradient of :func:`gather` with respect to a ``data`` of shape ``data_shape``: the
+    sum of ``grad`` into the cells it read (a clamped index adds into the cell it read, a
+    filled position adds nothing). Any dtype.
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.gather_vjp(np.array([1.0, 2.0, 4.0]), np.array([2, 0, 2]), (3,))
+    array([2., 0., 5.])
+    """
+    return _gather_vjp("gather", grad, indices, data_shape, axis, batch_dims, negative_indices,
+                       out_of_range, threads)
+
+
+def gather_elements_vjp(grad, indices, data_shape, *, axis: int = 0,
+                        negative_indices: str = "wrap", out_of_range: str = "error",
+                        threads: Optional[int] = None):
+    """The gradient of :func:`gather_elements` (see :func:`gather_vjp`).
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.gather_elements_vjp(np.array([[1.0, 2.0]]), np.array([[1, 1]]), (1, 2), axis=1)
+    array([[0., 3.]])
+    """
+    return _gather_vjp("elements", grad, indices, data_shape, axis, 0, negative_indices,
+                       out_of_range, threads)
+
+
+def gather_nd_vjp(grad, indices, data_shape, *, batch_dims: int = 0,
+                  negative_indices: str = "wrap", out_of_range: str = "error",
+                  threads: Optional[int] = None):
+    """The gradient of :func:`gather_nd` (see :func:`gather_vjp`).
+
+    >>> import numpy as np, tensor_scatter as ts
+    >>> ts.gather_nd_vjp(np.array([1.0, 2.0]), np.array([[1, 0], [1, 0]]), (2, 2))
+    array([[0., 0.],
+           [3., 0.]])
+    """
+    return _gather_vjp("nd", grad, indices, data_shape, 0, batch_dims, negative_indices,
+                       out_of_range, threads)
+
+
+_LINEAR = ("none", "add", "sum", "sub", "mean")
+_op_functions = None
+
+
+def _make_ops():
+    """The autograd functions of the six operators, made on first use."""
+    import torch
+    from torch.autograd.function import once_differentiable
+
+    from . import _scatter_raw, _gather_raw
+
+    def _vjp_options(spec):
+        (axis, reduction, include_self, negative_indices, out_of_range, _accumulation, threads,
+         updates_window, ties) = spec
+        return (axis, reduction, include_self, negative_indices, out_of_range, ties, threads,
+                updates_window)
+
+    class Scatter(torch.autograd.Function):
+        """A scatter as a function of ``(data, updates)``."""
+
+        @staticmethod
+        def forward(ctx, data, updates, indices, op, spec):
+            d, u = data.detach(), updates.detach()
+            ctx.op, ctx.spec, ctx.indices = op, spec, indices
+            if spec[1] in _LINEAR:
+                ctx.d, ctx.u = d, u  # shapes and dtypes only: the backward is linear
+            else:
+                ctx.save_for_backward(data, updates)
+            return _scatter_raw(op, d, indices, u, None, spec[:-1])
+
+        @staticmethod
+        def backward(ctx, g):
+            if ctx.spec[1] in _LINEAR:
+                gd, gu = ScatterLinear.apply(g, ctx.d, ctx.u, ctx.indices, ctx.op, ctx.spec)
+            else:
+                gd, gu = _nonlinear(ctx, g)
+            return gd, gu, None, None, None
+
+    @once_differentiable
+    def _nonlinear(ctx, g):
+        data, updates = ctx.saved_tensors
+        return _scatter_vjp(ctx.op, g.detach().contiguous(), data.detach(), ctx.indices,
+                            updates.detach(), *_vjp_options(ctx.spec))
+
+    class ScatterLinear(torch.autograd.Function):
+        """The backward of none / add / sub / mean, ``g -> (d data, d updates)``: linear in
+        ``g``; its transpose is the forward scatter itself, so every order works."""
+
+        @staticmethod
+        def forward(ctx, g, d, u, indices, op, spec):
+            ctx.op, ctx.spec, ctx.indices = op, spec, indices
+            return _scatter_vjp(op, g.detach().contiguous(), d, indices, u, *_vjp_options(spec))
+
+        @staticmethod
+        def backward(ctx, hd, hu):
+            return Scatter.apply(hd, hu, ctx.indices, ctx.op, ctx.spec), None, None, None, None, None
+
+    class Gather(torch.autograd.Function):
+        """A gather as a function of ``data``; the fill value is a constant."""
+
+        @staticmethod
+        def forward(ctx, data, indices, op, spec):
+            ctx.op, ctx.spec, ctx.indices, ctx.shape = op, spec, indices, tuple(data.shape)
+            return _gather_raw(op, data.detach(), indices, spec)
+
+        @staticmethod
+        def backward(ctx, g):
+            return GatherLinear.apply(g, ctx.indices, ctx.shape, ctx.op, ctx.spec), None, None, None
+
+    class GatherLinear(torch.autograd.Function):
+        """The backward of a gather (a scatter-add); its transpose is the gather with a zero
+        fill value."""
+
+        @staticmethod
+        def forward(ctx, g, indices, shape, op, spec):
+            ctx.op, ctx.spec, ctx.indices = op, spec, indices
+            axis, batch_dims, negative_indices, out_of_range, _fill, threads = spec
+            return _gather_vjp(op, g.detach().contiguous(), indices, shape, axis, batch_dims,
+                               negative_indices, out_of_range, threads)
+
+        @staticmethod
+        def backward(ctx, h):
+            spec = ctx.spec[:4] + (0,) + ctx.spec[5:]
+            return Gather.apply(h, ctx.indices, ctx.op, spec), None, None, None, None
+
+    return Scatter, Gather
+
+
+def _functions_of_ops():
+    global _op_functions
+    if _op_functions is None:
+        _op_functions = _make_ops()
+    return _op_functions
+
+
+def scatter_autograd(op, data, indices, updates, out, spec):
+    """A scatter recorded by torch.autograd; ``out=`` receives the result in place (as torch's
+    own in-place operations)."""
+    name = {"elements": "scatter_elements", "nd": "scatter_nd", "update": "scatter_update"}[op]
+    if spec[-1] not in ("split", "first"):
+        raise ArgumentError(f"{name}: ties: {spec[-1]!r} is not 'split' or 'first'")
+    scatter_fn, _ = _functions_of_ops()
+    r = scatter_fn.apply(data, updates, indices, op, spec)
+    if out is None:
+        return r
+    out.copy_(r)
+    return out
+
+
+def gather_autograd(op, data, indices, out, spec):
+    """A gather recorded by torch.autograd; ``out=`` receives the result."""
+    _, gather_fn = _functions_of_ops()
+    r = gather_fn.apply(data, indices, op, spec)
+    if out is None:
+        return r
+    out.copy_(r)
+    return out

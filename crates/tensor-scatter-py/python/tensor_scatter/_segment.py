@@ -16,7 +16,7 @@ import numpy as np
 from . import _native
 from ._arrays import as_arr, done, index_arr, overlaps, readable, result, staged, writable
 from ._errors import ArgumentError, DTypeError
-from ._grad import autograd_run, needs_grad
+from ._grad import autograd_run, composite_autograd, needs_grad
 
 __all__ = [
     "scatter", "scatter_sum", "scatter_add", "scatter_mul", "scatter_mean", "scatter_min",
@@ -28,6 +28,7 @@ __all__ = [
 
 # With torch tensors that require grad, these go through torch.autograd (``_grad``).
 _DIFFERENTIABLE = ("scatter", "coo", "csr", "gather_coo", "gather_csr")
+_COMPOSITES = ("softmax", "log_softmax", "logsumexp", "std")
 
 _NAMES = {
     "scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr", "gather_coo": "gather_coo",
@@ -78,6 +79,8 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
         raise ArgumentError(f"{_NAMES[op]}: reduce: {reduce!r} is not a string")
     if dim_size is not None and (isinstance(dim_size, bool) or not isinstance(dim_size, int) or dim_size < 0):
         raise ArgumentError(f"{_NAMES[op]}: dim_size: {dim_size!r} is not None or a count >= 0")
+    if op in _COMPOSITES and needs_grad(src):
+        return composite_autograd(op, src, index, dim, dim_size, unbiased, threads), None
     if op in _DIFFERENTIABLE and needs_grad(src, out):
         return autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties,
                             threads)

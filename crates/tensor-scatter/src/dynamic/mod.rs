@@ -11,6 +11,7 @@ mod gather;
 mod scatter;
 mod segment;
 mod view;
+mod vjp;
 
 #[allow(deprecated)]
 pub use gather::gather_dyn_into;
@@ -18,6 +19,7 @@ pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_out};
 pub use scatter::{ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
 pub use segment::{SegmentOp, Segmented, segment_dyn, segment_dyn_out, segment_vjp_dyn};
 pub use view::{DynView, DynViewMut};
+pub use vjp::{gather_vjp_dyn, scatter_vjp_dyn};
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
 macro_rules! with_dtype {

@@ -208,11 +208,12 @@ pub fn segment_dyn_out<'s, 'i, 'o>(
 /// [`scatter_vjp`](seg::scatter_vjp), [`segment_coo_vjp`](seg::segment_coo_vjp),
 /// [`segment_csr_vjp`](seg::segment_csr_vjp) (they need `src`, and `out` when the forward had
 /// one), [`gather_coo_vjp`](seg::gather_coo_vjp) (src's extent along dim from `src`'s shape,
-/// else `opts.dim_size`) and [`gather_csr_vjp`](seg::gather_csr_vjp). Float dtypes only.
+/// else `opts.dim_size`), [`gather_csr_vjp`](seg::gather_csr_vjp) and the composites'
+/// (`scatter_softmax_vjp` and the others: with respect to src only). Float dtypes only.
 ///
 /// # Errors
-/// A `grad` of another dtype than float (or than `src`'s), a missing `src`, the composites
-/// (no backward yet), then every error of the typed function.
+/// A `grad` of another dtype than float (or than `src`'s), a missing `src`, then every error
+/// of the typed function.
 pub fn segment_vjp_dyn<'g, 'i>(
     op: SegmentOp,
     grad: impl Into<DynView<'g>>,
@@ -253,8 +254,29 @@ pub fn segment_vjp_dyn<'g, 'i>(
                 return Ok((seg::gather_coo_vjp(g, i, n, opts)?.into(), None));
             }
             SegmentOp::GatherCsr => return Ok((seg::gather_csr_vjp(g, i, opts)?.into(), None)),
-            _ => {
-                return Err(Error::invalid(name, "op", "has no backward yet"));
+            SegmentOp::Softmax => {
+                return Ok((
+                    seg::scatter_softmax_vjp(g, typed_src()?, i, opts)?.into(),
+                    None,
+                ));
+            }
+            SegmentOp::LogSoftmax => {
+                return Ok((
+                    seg::scatter_log_softmax_vjp(g, typed_src()?, i, opts)?.into(),
+                    None,
+                ));
+            }
+            SegmentOp::LogSumExp => {
+                return Ok((
+                    seg::scatter_logsumexp_vjp(g, typed_src()?, i, opts)?.into(),
+                    None,
+                ));
+            }
+            SegmentOp::Std { unbiased } => {
+                return Ok((
+                    seg::scatter_std_vjp(g, typed_src()?, i, unbiased, opts)?.into(),
+                    None,
+                ));
             }
         };
         Ok((grads.src.into(), grads.out.map(Into::into)))

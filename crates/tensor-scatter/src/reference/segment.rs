@@ -591,3 +591,92 @@ pub fn vjp<T: Float, I: IndexInt>(
         out.map(|_| Tensor::from_vec(go, &c.oshape)).transpose()?,
     ))
 }
+
+/// The backward of [`composite`] with respect to `src`, from the forward's output `y` and
+/// sums over each element's cell in index order: softmax `y · (g − Σ g·y)`, log-softmax
+/// `g − e^y · Σ g`, logsumexp `g_cell · softmax`, std `g_cell · (x − mean) / (d · σ)` with
+/// `d` the forward's divisor (0 where σ is 0).
+pub fn composite_vjp<T: Float, I: IndexInt>(
+    what: Composite,
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    let o = opts.reduce(Reduction::Add);
+    let c = contributions(Form::Scatter, src, index, None, &o)?;
+    let per_element = matches!(what, Composite::Softmax | Composite::LogSoftmax);
+    let want = if per_element {
+        src.shape()
+    } else {
+        &c.oshape[..]
+    };
+    if grad.shape() != want {
+        return Err(invalid("grad", "shape"));
+    }
+    let values = |v: &TensorView<'_, T>| -> Vec<T> {
+        coords(v.shape())
+            .iter()
+            .map(|p| v.get(p).unwrap_or_default())
+            .collect()
+    };
+    let (xs, gv) = (values(src), values(grad));
+    let y = match what {
+        Composite::Softmax | Composite::LogSumExp => {
+            composite(Composite::Softmax, src, index, opts)?
+                .as_slice()
+                .to_vec()
+        }
+        Composite::LogSoftmax => composite(what, src, index, opts)?.as_slice().to_vec(),
+        Composite::Std { .. } => vec![],
+    };
+    let mut members: Vec<Vec<usize>> = vec![vec![]; c.cells.len()];
+    for (pos, o) in c.owner.iter().enumerate() {
+        if let Some(cell) = o {
+            members[*cell].push(pos);
+        }
+    }
+    let zero = T::Acc::ZERO;
+    let mut gs = vec![T::default(); xs.len()];
+    for (cell, ms) in members.iter().enumerate() {
+        let gc = grad.get(&c.cells[cell]).unwrap_or_default().to_acc();
+        match what {
+            Composite::Softmax => {
+                let s = ms
+                    .iter()
+                    .fold(zero, |a, &m| a + gv[m].to_acc() * y[m].to_acc());
+                for &m in ms {
+                    gs[m] = T::from_acc(y[m].to_acc() * (gv[m].to_acc() - s));
+                }
+            }
+            Composite::LogSoftmax => {
+                let s = ms.iter().fold(zero, |a, &m| a + gv[m].to_acc());
+                for &m in ms {
+                    gs[m] = T::from_acc(gv[m].to_acc() - y[m].to_acc().exp() * s);
+                }
+            }
+            Composite::LogSumExp => {
+                for &m in ms {
+                    gs[m] = T::from_acc(gc * y[m].to_acc());
+                }
+            }
+            Composite::Std { unbiased } => {
+                let n = ms.len() as u64;
+                let sum = ms.iter().fold(zero, |a, &m| a + xs[m].to_acc());
+                let mean = sum / T::Acc::count(n.max(1));
+                let sq = ms.iter().fold(zero, |a, &m| {
+                    let dx = xs[m].to_acc() - mean;
+                    a + dx * dx
+                });
+                let d = T::Acc::count(if unbiased { n.saturating_sub(1) } else { n }.max(1));
+                let sigma = (sq / d).sqrt();
+                for &m in ms {
+                    if sigma != zero {
+                        gs[m] = T::from_acc(gc * (xs[m].to_acc() - mean) / (d * sigma));
+                    }
+                }
+            }
+        }
+    }
+    Tensor::from_vec(gs, src.shape())
+}

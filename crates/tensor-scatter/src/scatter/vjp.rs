@@ -15,16 +15,19 @@
 //! | mul | `g` times the product of the fold's other members, never a division | the same |
 //! | min / max | `g` split evenly among the members equal to the result (NaN equal to NaN), or all to the first of them ([`Ties::First`]) | the same |
 //!
-//! Untargeted cells pass `g` through. Every loop runs in one fixed order: the gradients are
-//! bit-identical for any thread count.
+//! Untargeted cells pass `g` through. Add, sub and mean are linear: each update's gradient
+//! is a per-cell table read by the mirror gather (parallel, as fast as a gather), the counts
+//! a scatter-add of ones. The others run one serial pass in index order over a table of
+//! destinations. Either way the gradients are bit-identical for any thread count.
 
 use super::plan::{Planner, Runs, for_each_run, resolve_indices};
 use super::{ScatterOptions, elements, nd, update};
 use crate::dtype::Reduction;
 use crate::error::{Error, Result};
-use crate::index::IndexInt;
+use crate::gather::{GatherOptions, GatherOutOfRange};
+use crate::index::{IndexInt, OutOfRange};
 use crate::segment::{Float, Real, Ties, filled, same, share};
-use crate::view::{Layout, Tensor, TensorView};
+use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 
 /// The gradients of a scatter.
 #[derive(Clone, Debug)]
@@ -69,7 +72,19 @@ pub fn scatter_elements_vjp<T: Float, I: IndexInt>(
 ) -> Result<ScatterGrads<T>> {
     const OP: &str = "scatter_elements_vjp";
     let window = elements::window(updates, &indices.layout.shape, opts);
-    let g = vjp(OP, elements::plan, grad, data, indices, &window, opts)?;
+    let g = vjp(
+        OP,
+        (
+            elements::plan,
+            crate::gather_elements,
+            crate::scatter_elements_into,
+        ),
+        grad,
+        data,
+        indices,
+        &window,
+        opts,
+    )?;
     if window.layout.shape == updates.layout.shape {
         return Ok(g);
     }
@@ -99,7 +114,7 @@ pub fn scatter_nd_vjp<T: Float, I: IndexInt>(
 ) -> Result<ScatterGrads<T>> {
     vjp(
         "scatter_nd_vjp",
-        nd::plan,
+        (nd::plan, crate::gather_nd, crate::scatter_nd_into),
         grad,
         data,
         indices,
@@ -121,7 +136,7 @@ pub fn scatter_update_vjp<T: Float, I: IndexInt>(
 ) -> Result<ScatterGrads<T>> {
     vjp(
         "scatter_update_vjp",
-        update::plan,
+        (update::plan, crate::gather, crate::scatter_update_into),
         grad,
         data,
         indices,
@@ -133,9 +148,21 @@ pub fn scatter_update_vjp<T: Float, I: IndexInt>(
 /// No destination: the update's index was skipped.
 const NONE: usize = usize::MAX;
 
+/// The gather that reads what a scatter writes (same indices, same shapes).
+type Mirror<T, I> =
+    fn(&TensorView<'_, T>, &TensorView<'_, I>, &GatherOptions<T>) -> Result<Tensor<T>>;
+
+/// The scatter itself, in place, on counts.
+type CountInto<I> = fn(
+    &mut TensorViewMut<'_, u64>,
+    &TensorView<'_, I>,
+    &TensorView<'_, u64>,
+    &ScatterOptions,
+) -> Result<()>;
+
 fn vjp<T: Float, I: IndexInt>(
     op: &'static str,
-    planner: Planner,
+    (planner, mirror, count_into): (Planner, Mirror<T, I>, CountInto<I>),
     grad: &TensorView<'_, T>,
     data: &TensorView<'_, T>,
     indices: &TensorView<'_, I>,
@@ -153,6 +180,12 @@ fn vjp<T: Float, I: IndexInt>(
             format!("{dshape:?} (data's shape)"),
             &grad.layout.shape,
         ));
+    }
+    if matches!(
+        opts.reduction,
+        Reduction::Add | Reduction::Sub | Reduction::Mean
+    ) {
+        return linear(op, (mirror, count_into), grad, indices, ushape, opts);
     }
     // The destination of every update element, in row-major order of `updates`. Tuples
     // without components address one cell each and are never skipped: with no update element
@@ -186,35 +219,6 @@ fn vjp<T: Float, I: IndexInt>(
             for (c, w) in won.iter().enumerate() {
                 if *w {
                     gd[c] = zero;
-                }
-            }
-        }
-        Reduction::Add | Reduction::Sub => {
-            for (k, &c) in dest.iter().enumerate() {
-                if c != NONE {
-                    let g = gd[c];
-                    gu[k] = if r == Reduction::Sub { negate(g) } else { g };
-                }
-            }
-            if !s {
-                dest.iter()
-                    .filter(|&&c| c != NONE)
-                    .for_each(|&c| gd[c] = zero);
-            }
-        }
-        Reduction::Mean => {
-            let mut count = filled(op, "data", dl.numel, 0u64)?;
-            dest.iter()
-                .filter(|&&c| c != NONE)
-                .for_each(|&c| count[c] += 1);
-            for (k, &c) in dest.iter().enumerate() {
-                if c != NONE {
-                    gu[k] = share(gd[c], count[c] + u64::from(s));
-                }
-            }
-            for (c, n) in count.iter().enumerate() {
-                if *n > 0 {
-                    gd[c] = if s { share(gd[c], n + 1) } else { zero };
                 }
             }
         }
@@ -256,6 +260,7 @@ fn vjp<T: Float, I: IndexInt>(
                 }
             }
         }
+        Reduction::Add | Reduction::Sub | Reduction::Mean => unreachable!("the linear path"),
         Reduction::Min | Reduction::Max => {
             let dv = data.try_to_vec(op, "data")?;
             let uv = updates.try_to_vec(op, "updates")?;
@@ -312,6 +317,89 @@ fn vjp<T: Float, I: IndexInt>(
     Ok(ScatterGrads {
         data: Tensor::from_vec(gd, dshape)?,
         updates: Tensor::from_vec(gu, ushape)?,
+    })
+}
+
+/// Add, sub and mean: every update reads a per-cell table (`g`, `-g`, or `g / count`), 0
+/// where its index was skipped: the mirror gather of the table, parallel, with the scatter's
+/// policy (skip reads as fill). `data` passes `g` through where nothing landed; where updates
+/// landed it gets the table's value with include_self (mean: `g / count`), else 0. The
+/// counts, where needed, are the scatter-add of a broadcast 1 (u64).
+fn linear<T: Float, I: IndexInt>(
+    op: &'static str,
+    (mirror, count_into): (Mirror<T, I>, CountInto<I>),
+    grad: &TensorView<'_, T>,
+    indices: &TensorView<'_, I>,
+    ushape: &[usize],
+    opts: &ScatterOptions,
+) -> Result<ScatterGrads<T>> {
+    let dshape = &grad.layout.shape;
+    let mut gd = grad.try_to_vec(op, "grad")?;
+    let (r, s) = (opts.reduction, opts.include_self);
+    let counts = if r == Reduction::Mean || !s {
+        let mut c = filled(op, "data", gd.len(), 0u64)?;
+        let ones = TensorView::with_strides(&[1u64], 0, ushape, &vec![0; ushape.len()])?;
+        let copts = opts.reduction(Reduction::Add).include_self(true);
+        count_into(
+            &mut TensorViewMut::new(&mut c, dshape)?,
+            indices,
+            &ones,
+            &copts,
+        )
+        .map_err(|e| e.with_op(op))?;
+        Some(c)
+    } else {
+        None
+    };
+    let table: Vec<T> = match (r, &counts) {
+        (Reduction::Add, _) => gd.clone(),
+        (Reduction::Sub, _) => {
+            let mut v = filled(op, "grad", gd.len(), T::default())?;
+            v.iter_mut().zip(&gd).for_each(|(n, &g)| *n = negate(g));
+            v
+        }
+        (_, Some(c)) => {
+            let mut v = filled(op, "grad", gd.len(), T::default())?;
+            for ((t, &g), &n) in v.iter_mut().zip(&gd).zip(c) {
+                if n > 0 {
+                    *t = share(g, n + u64::from(s));
+                }
+            }
+            v
+        }
+        (_, None) => unreachable!("mean always counts"),
+    };
+    let policy = opts.index_policy;
+    let gopts = GatherOptions::new()
+        .axis(opts.axis)
+        .negative(policy.negative)
+        .out_of_range(match policy.out_of_range {
+            OutOfRange::Error => GatherOutOfRange::Error,
+            OutOfRange::Clamp => GatherOutOfRange::Clamp,
+            OutOfRange::Skip => GatherOutOfRange::Fill,
+        })
+        .par(opts.par);
+    let gu =
+        mirror(&TensorView::new(&table, dshape)?, indices, &gopts).map_err(|e| e.with_op(op))?;
+    debug_assert_eq!(
+        gu.shape(),
+        ushape,
+        "the mirror gather's output is updates' shape"
+    );
+    if let Some(c) = &counts {
+        for ((d, &t), &n) in gd.iter_mut().zip(&table).zip(c) {
+            if n > 0 {
+                *d = match (s, r) {
+                    (false, _) => T::default(),
+                    (true, Reduction::Mean) => t,
+                    (true, _) => *d,
+                };
+            }
+        }
+    }
+    Ok(ScatterGrads {
+        data: Tensor::from_vec(gd, dshape)?,
+        updates: gu,
     })
 }
 

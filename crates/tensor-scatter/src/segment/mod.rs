@@ -49,6 +49,7 @@
 //! ```
 
 mod composite;
+mod composite_vjp;
 mod fold;
 mod gather;
 mod plan;
@@ -58,6 +59,9 @@ mod vjp;
 pub use composite::Real;
 pub(crate) use composite::not_float;
 pub use composite::{Float, scatter_log_softmax, scatter_logsumexp, scatter_softmax, scatter_std};
+pub use composite_vjp::{
+    scatter_log_softmax_vjp, scatter_logsumexp_vjp, scatter_softmax_vjp, scatter_std_vjp,
+};
 pub use gather::{gather_coo, gather_csr};
 pub use vjp::{
     Grads, Ties, gather_coo_vjp, gather_csr_vjp, scatter_vjp, segment_coo_vjp, segment_csr_vjp,

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use super::prop::{NAN, Rng, Small, SmallIndex, bits, embed, first_difference};
 use super::segment_prop::{Case, Laid, generate};
-use crate::reference::segment::{self as oracle, Form};
+use crate::reference::segment::{self as oracle, Composite, Form};
 use crate::segment::{self, Float, Grads, SegmentOptions, Ties};
 use crate::{Par, Reduction, Tensor, TensorView};
 
@@ -113,6 +113,141 @@ proptest! {
         check(Form::Scatter, seed)?;
         check(Form::Coo, seed)?;
         check(Form::Csr, seed)?;
+    }
+}
+
+const COMPOSITES: [Composite; 5] = [
+    Composite::Softmax,
+    Composite::LogSoftmax,
+    Composite::LogSumExp,
+    Composite::Std { unbiased: true },
+    Composite::Std { unbiased: false },
+];
+
+fn composite_engine<T: Float, I: crate::IndexInt>(
+    what: Composite,
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> crate::Result<Tensor<T>> {
+    match what {
+        Composite::Softmax => segment::scatter_softmax_vjp(grad, src, index, opts),
+        Composite::LogSoftmax => segment::scatter_log_softmax_vjp(grad, src, index, opts),
+        Composite::LogSumExp => segment::scatter_logsumexp_vjp(grad, src, index, opts),
+        Composite::Std { unbiased } => segment::scatter_std_vjp(grad, src, index, unbiased, opts),
+    }
+}
+
+/// The composites' backward against the oracle on the scatter cases (their only form).
+fn run_composites<T: Small + Float, I: SmallIndex + crate::IndexInt>(
+    case: &Case,
+    seed: u64,
+) -> Result<(), String> {
+    let laid = Laid::<T, I>::new(case);
+    if laid.huge_output() {
+        return Ok(());
+    }
+    let (sv, iv) = (laid.src_view()?, laid.index_view()?);
+    let mut rng = Rng::new(seed ^ 0x5bd1_e995);
+    for what in COMPOSITES {
+        let gshape = match what {
+            Composite::Softmax | Composite::LogSoftmax => sv.shape().to_vec(),
+            _ => match oracle::composite(what, &sv, &iv, &case.opts) {
+                Ok(v) => v.shape().to_vec(),
+                Err(_) => vec![1],
+            },
+        };
+        let gvals: Vec<T> = (0..gshape.iter().product::<usize>())
+            .map(|_| T::small(rng.below(11) as i64 - 5))
+            .collect();
+        let (gb, go, gs) = embed(&gvals, &gshape, case.layouts[2], T::small(NAN));
+        let gv = TensorView::with_strides(&gb, go, &gshape, &gs).map_err(|e| e.to_string())?;
+        let want = oracle::composite_vjp(what, &gv, &sv, &iv, &case.opts);
+        for threads in [1, 2, 4] {
+            let o = case.opts.par(Par::threads_exact(threads));
+            let got = composite_engine(what, &gv, &sv, &iv, &o);
+            match (&want, &got) {
+                (Err(_), Err(_)) => {}
+                (Ok(w), Ok(g)) if bits(w.as_slice()) == bits(g.as_slice()) => {}
+                (Ok(w), Ok(g)) => {
+                    let d = first_difference(w.as_slice(), g.as_slice());
+                    return Err(format!("{what:?}, {threads} threads: {d}"));
+                }
+                _ => return Err(format!("{what:?}, {threads} threads: one side failed")),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_composites(seed: u64) -> Result<(), TestCaseError> {
+    let case = generate(seed, Form::Scatter);
+    let r = match Rng::new(seed).below(4) {
+        0 => run_composites::<f64, i64>(&case, seed),
+        1 => run_composites::<f32, i32>(&case, seed),
+        2 => run_composites::<crate::half::f16, u8>(&case, seed),
+        _ => run_composites::<crate::half::bf16, i16>(&case, seed),
+    };
+    r.map_err(|m| TestCaseError::fail(format!("seed {seed}: {m}\ncase: {case:?}")))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: super::prop::cases() / 5, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn composite_vjp_matches_oracle(seed in any::<u64>()) {
+        check_composites(seed)?;
+    }
+}
+
+/// The composites' backward against central differences of `Σ w · composite(src)`.
+#[test]
+fn composite_vjp_matches_finite_differences() {
+    let mut rng = Rng::new(11);
+    for what in COMPOSITES {
+        for _ in 0..6 {
+            let (e, f, n) = (2 + rng.below(6) as usize, 1 + rng.below(3) as usize, 3usize);
+            let vals: Vec<f64> = (0..e * f)
+                .map(|_| rng.below(2000) as f64 / 500.0 - 2.0)
+                .collect();
+            let idx: Vec<i64> = (0..e).map(|_| rng.below(n as u64) as i64).collect();
+            let opts = SegmentOptions::new().dim(0).dim_size(n);
+            let iv = TensorView::new(&idx, &[e]).unwrap();
+            let run = |src: &[f64]| {
+                let sv = TensorView::new(src, &[e, f]).unwrap();
+                oracle::composite(what, &sv, &iv, &opts).unwrap()
+            };
+            let gshape = run(&vals).shape().to_vec();
+            let w: Vec<f64> = (0..gshape.iter().product::<usize>())
+                .map(|_| rng.below(9) as f64 - 4.0 + 0.5)
+                .collect();
+            let loss = |src: &[f64]| -> f64 {
+                // Empty logsumexp cells are −inf, constants: left out of the sum.
+                let v = run(src);
+                v.as_slice()
+                    .iter()
+                    .zip(&w)
+                    .filter(|(a, _)| a.is_finite())
+                    .map(|(a, b)| a * b)
+                    .sum()
+            };
+            let sv = TensorView::new(&vals, &[e, f]).unwrap();
+            let gv = TensorView::new(&w, &gshape).unwrap();
+            let g = composite_engine(what, &gv, &sv, &iv, &opts).unwrap();
+            let h = 1e-6;
+            for (i, &x) in g.as_slice().iter().enumerate() {
+                let (mut a, mut b) = (vals.clone(), vals.clone());
+                a[i] += h;
+                b[i] -= h;
+                let d = (loss(&a) - loss(&b)) / (2.0 * h);
+                // A one-element std cell has no derivative (its σ is 0): the backward gives 0.
+                assert!(
+                    (x - d).abs() <= 1e-5 * (1.0 + d.abs()),
+                    "{what:?}: src[{i}] {x} vs {d}"
+                );
+            }
+        }
     }
 }
 
