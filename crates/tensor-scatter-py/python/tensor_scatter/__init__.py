@@ -162,6 +162,8 @@ def _gather_raw(op, data, indices, options, out=None):
 def _scatter_any(op, data, indices, updates, out, options, ties):
     """One scatter, recorded by torch.autograd when ``data`` or ``updates`` requires grad."""
     if needs_grad(data, updates):
+        if ties not in ("split", "first"):
+            raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
         return scatter_autograd(op, data, indices, updates, out, options + (ties,))
     return _scatter_raw(op, data, indices, updates, out, options)
 

@@ -551,9 +551,6 @@ def _functions_of_ops():
 def scatter_autograd(op, data, indices, updates, out, spec):
     """A scatter recorded by torch.autograd; ``out=`` receives the result in place (as torch's
     own in-place operations)."""
-    name = {"elements": "scatter_elements", "nd": "scatter_nd", "update": "scatter_update"}[op]
-    if spec[-1] not in ("split", "first"):
-        raise ArgumentError(f"{name}: ties: {spec[-1]!r} is not 'split' or 'first'")
     scatter_fn, _ = _functions_of_ops()
     r = scatter_fn.apply(data, updates, indices, op, spec)
     if out is None:

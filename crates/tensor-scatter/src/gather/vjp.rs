@@ -16,6 +16,7 @@ use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
 use crate::index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 use crate::scatter::ScatterOptions;
+use crate::segment::filled;
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 type Scatter<T, I> = fn(
@@ -129,27 +130,24 @@ fn vjp<T: Element, I: IndexInt>(
             &grad.layout.shape,
         ));
     }
-    let mut out = Vec::new();
-    out.try_reserve_exact(numel).map_err(|_| {
-        Error::out_of_memory(op, "data_shape", numel.saturating_mul(size_of::<T>()))
-    })?;
-    out.resize(numel, T::default());
+    let mut out = filled(op, "data_shape", numel, T::default())?;
     let sopts = ScatterOptions::new()
         .axis(opts.axis)
         .reduction(Reduction::Add)
         .index_policy(opts.policy())
         .par(opts.par);
-    let mut dest = TensorViewMut::new(&mut out, data_shape)?;
     match direct {
-        Some(scatter) => scatter(&mut dest, indices, grad, &sopts),
+        Some(scatter) => scatter(
+            &mut TensorViewMut::new(&mut out, data_shape)?,
+            indices,
+            grad,
+            &sopts,
+        ),
         None => {
             // The flat data position each output element read (u64::MAX where filled), then
             // the scatter-add by position.
-            let mut iota = Vec::new();
-            iota.try_reserve_exact(numel).map_err(|_| {
-                Error::out_of_memory(op, "data_shape", numel.saturating_mul(size_of::<u64>()))
-            })?;
-            iota.extend(0..numel as u64);
+            let mut iota = filled(op, "data_shape", numel, 0u64)?;
+            iota.iter_mut().zip(0u64..).for_each(|(p, i)| *p = i);
             let gopts = opts.with_fill(u64::MAX);
             let at = super::drive::drive_alloc(
                 op,

@@ -213,16 +213,12 @@ fn vjp<T: Float, I: IndexInt>(
             for (k, &c) in dest.iter().enumerate().rev() {
                 if c != NONE && !won[c] {
                     won[c] = true;
-                    gu[k] = gd[c];
-                }
-            }
-            for (c, w) in won.iter().enumerate() {
-                if *w {
-                    gd[c] = zero;
+                    gu[k] = std::mem::replace(&mut gd[c], zero);
                 }
             }
         }
         Reduction::Mul => {
+            let hit = reached(op, &dest, dl.numel)?;
             let dv = data.try_to_vec(op, "data")?;
             let uv = updates.try_to_vec(op, "updates")?;
             let one = T::Acc::count(1);
@@ -246,10 +242,6 @@ fn vjp<T: Float, I: IndexInt>(
                     run[c] = run[c] * uv[k].to_acc();
                 }
             }
-            let mut hit = filled(op, "data", dl.numel, false)?;
-            dest.iter()
-                .filter(|&&c| c != NONE)
-                .for_each(|&c| hit[c] = true);
             for (c, h) in hit.iter().enumerate() {
                 if *h {
                     gd[c] = if s {
@@ -262,6 +254,7 @@ fn vjp<T: Float, I: IndexInt>(
         }
         Reduction::Add | Reduction::Sub | Reduction::Mean => unreachable!("the linear path"),
         Reduction::Min | Reduction::Max => {
+            let hit = reached(op, &dest, dl.numel)?;
             let dv = data.try_to_vec(op, "data")?;
             let uv = updates.try_to_vec(op, "updates")?;
             let f = |a: T, u: T| {
@@ -276,11 +269,9 @@ fn vjp<T: Float, I: IndexInt>(
             } else {
                 filled(op, "data", dl.numel, T::identity(r))?
             };
-            let mut hit = filled(op, "data", dl.numel, false)?;
             for (k, &c) in dest.iter().enumerate() {
                 if c != NONE {
                     best[c] = f(best[c], uv[k]);
-                    hit[c] = true;
                 }
             }
             // How many members equal the result; data's value is the first member with
@@ -351,24 +342,25 @@ fn linear<T: Float, I: IndexInt>(
     } else {
         None
     };
-    let table: Vec<T> = match (r, &counts) {
-        (Reduction::Add, _) => gd.clone(),
+    // The per-cell table the updates read: `g` itself for add, else a scaled copy.
+    let scaled: Option<Vec<T>> = match (r, &counts) {
         (Reduction::Sub, _) => {
             let mut v = filled(op, "grad", gd.len(), T::default())?;
             v.iter_mut().zip(&gd).for_each(|(n, &g)| *n = negate(g));
-            v
+            Some(v)
         }
-        (_, Some(c)) => {
+        (Reduction::Mean, Some(c)) => {
             let mut v = filled(op, "grad", gd.len(), T::default())?;
             for ((t, &g), &n) in v.iter_mut().zip(&gd).zip(c) {
                 if n > 0 {
                     *t = share(g, n + u64::from(s));
                 }
             }
-            v
+            Some(v)
         }
-        (_, None) => unreachable!("mean always counts"),
+        _ => None,
     };
+    let table = scaled.as_deref().unwrap_or(&gd);
     let policy = opts.index_policy;
     let gopts = GatherOptions::new()
         .axis(opts.axis)
@@ -380,18 +372,19 @@ fn linear<T: Float, I: IndexInt>(
         })
         .par(opts.par);
     let gu =
-        mirror(&TensorView::new(&table, dshape)?, indices, &gopts).map_err(|e| e.with_op(op))?;
+        mirror(&TensorView::new(table, dshape)?, indices, &gopts).map_err(|e| e.with_op(op))?;
     debug_assert_eq!(
         gu.shape(),
         ushape,
         "the mirror gather's output is updates' shape"
     );
+    // Where updates landed: 0 without include_self, the mean's share with it.
     if let Some(c) = &counts {
-        for ((d, &t), &n) in gd.iter_mut().zip(&table).zip(c) {
-            if n > 0 {
-                *d = match (s, r) {
+        for (i, d) in gd.iter_mut().enumerate() {
+            if c[i] > 0 {
+                *d = match (s, &scaled) {
                     (false, _) => T::default(),
-                    (true, Reduction::Mean) => t,
+                    (true, Some(v)) if r == Reduction::Mean => v[i],
                     (true, _) => *d,
                 };
             }
@@ -401,6 +394,15 @@ fn linear<T: Float, I: IndexInt>(
         data: Tensor::from_vec(gd, dshape)?,
         updates: gu,
     })
+}
+
+/// The cells some update reached.
+fn reached(op: &'static str, dest: &[usize], cells: usize) -> Result<Vec<bool>> {
+    let mut hit = filled(op, "data", cells, false)?;
+    dest.iter()
+        .filter(|&&c| c != NONE)
+        .for_each(|&c| hit[c] = true);
+    Ok(hit)
 }
 
 /// `-g`, exact.

@@ -262,6 +262,26 @@ fn elementwise<T: Float>(
     Ok(out)
 }
 
+/// Softmax (`log`: log-softmax) of a prepared `src`, row-major as `src` (its index already
+/// checked: the backward calls it on the index it has read).
+pub(super) fn softmax_prepared<T: Float>(
+    op: &'static str,
+    ctx: Ctx,
+    prep: &Prepared<'_, T>,
+    log: bool,
+) -> Result<Vec<T>> {
+    let st = stats(op, ctx, prep)?;
+    if log {
+        elementwise(op, ctx, prep, &st, |x, [m, s]| {
+            T::from_acc((x - m) - s.ln())
+        })
+    } else {
+        elementwise(op, ctx, prep, &st, |x, [m, s]| {
+            T::from_acc((x - m).exp() / s)
+        })
+    }
+}
+
 /// `scatter_softmax`: `exp(x − m) / Σ exp(x_j − m)` over each element's segment (`m` its
 /// maximum), the output shaped as `src`. `opts.reduce` is ignored; `opts.dim_size` only bounds
 /// the index.
@@ -286,12 +306,8 @@ pub fn scatter_softmax<T: Float, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<Tensor<T>> {
     const OP: &str = "scatter_softmax";
-    let ctx = Ctx::new(opts.par);
     let prep = checked(OP, src, index, opts)?;
-    let st = stats(OP, ctx, &prep)?;
-    let v = elementwise(OP, ctx, &prep, &st, |x, [m, s]| {
-        T::from_acc((x - m).exp() / s)
-    })?;
+    let v = softmax_prepared(OP, Ctx::new(opts.par), &prep, false)?;
     Ok(tensor(v, &src.layout.shape))
 }
 
@@ -305,12 +321,8 @@ pub fn scatter_log_softmax<T: Float, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<Tensor<T>> {
     const OP: &str = "scatter_log_softmax";
-    let ctx = Ctx::new(opts.par);
     let prep = checked(OP, src, index, opts)?;
-    let st = stats(OP, ctx, &prep)?;
-    let v = elementwise(OP, ctx, &prep, &st, |x, [m, s]| {
-        T::from_acc((x - m) - s.ln())
-    })?;
+    let v = softmax_prepared(OP, Ctx::new(opts.par), &prep, true)?;
     Ok(tensor(v, &src.layout.shape))
 }
 

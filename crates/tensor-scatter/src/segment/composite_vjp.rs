@@ -5,12 +5,11 @@
 //! one-element or constant cell, where the derivative does not exist; PyTorch gives NaN).
 //! One serial pass per rule: bit-identical for any thread count.
 
+use super::composite::softmax_prepared;
 use super::plan::Mode;
-use super::{
-    Float, Kind, Real, SegmentOptions, filled, prepare, scatter_log_softmax, scatter_softmax,
-    tensor,
-};
+use super::{Float, Kind, Real, SegmentOptions, filled, prepare, tensor};
 use crate::error::{Error, Result};
+use crate::exec::Ctx;
 use crate::index::IndexInt;
 use crate::view::{Tensor, TensorView};
 
@@ -152,10 +151,10 @@ fn run<T: Float, I: IndexInt>(
         ));
     }
     let g = grad.try_to_vec(op, "grad")?;
-    // The forward's output where the rule reads it (its index already checked above).
+    // The forward's output where the rule reads it, on the index read above.
     let y = match rule {
-        Rule::Softmax | Rule::LogSumExp => scatter_softmax(src, index, opts)?.data,
-        Rule::LogSoftmax => scatter_log_softmax(src, index, opts)?.data,
+        Rule::Softmax | Rule::LogSumExp => softmax_prepared(op, Ctx::new(opts.par), &p, false)?,
+        Rule::LogSoftmax => softmax_prepared(op, Ctx::new(opts.par), &p, true)?,
         Rule::Std { .. } => vec![],
     };
     let d = p.dims;
@@ -216,12 +215,15 @@ fn run<T: Float, I: IndexInt>(
                 let dx = x(at) - mean[c];
                 sq[c] = sq[c] + dx * dx;
             });
-            for (at, c) in positions() {
-                let n = count[c];
+            // Per cell: d · σ, with d the forward's divisor (0 exactly where σ is, as d ≥ 1).
+            let mut den = sq;
+            for (q, &n) in den.iter_mut().zip(&count) {
                 let d = T::Acc::count(if unbiased { n.saturating_sub(1) } else { n }.max(1));
-                let sigma = (sq[c] / d).sqrt();
-                if sigma != zero {
-                    out[at] = T::from_acc(g[c].to_acc() * (x(at) - mean[c]) / (d * sigma));
+                *q = d * (*q / d).sqrt();
+            }
+            for (at, c) in positions() {
+                if den[c] != zero {
+                    out[at] = T::from_acc(g[c].to_acc() * (x(at) - mean[c]) / den[c]);
                 }
             }
         }
