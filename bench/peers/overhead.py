@@ -1,7 +1,7 @@
 """What a small call costs from Python: a 1-D scatter-add and a gather of n elements
 (n = 1, 10, 100, 1000) through tensor_scatter (on NumPy arrays, and on torch tensors) beside
-np.add.at / np.take, PyTorch (scatter_add_ / index_select) and JAX (a jitted .at[].add / take), in one process, the
-systems alternating. Each cell: the best of 5 rounds of the median per-call time, in µs.
+np.add.at / np.take, PyTorch (scatter_add_ / index_select, and scatter_reduce_ / gather) and
+JAX (a jitted .at[].add / take), in one process, the systems alternating. Each cell: the best of 5 rounds of the median per-call time, in µs.
 
     bench/peers/.venv/bin/python bench/peers/overhead.py [--threads 2]
 
@@ -63,6 +63,11 @@ def systems(n: int, threads: int):
             tout.scatter_add_(0, ti, tu)
         found.append(("torch (scatter_add_ / index_select)", t_scatter,
                       lambda: torch.index_select(td, 0, ti, out=tg), lambda: (out, gout)))
+        def t_reduce():
+            tout.copy_(td)
+            tout.scatter_reduce_(0, ti, tu, "sum")
+        found.append(("torch (scatter_reduce_ / gather)", t_reduce,
+                      lambda: torch.gather(td, 0, ti, out=tg), lambda: (out, gout)))
         found.append(("tensor_scatter on torch tensors",
                       lambda: ts.scatter_elements(td, ti, tu, reduction="add", out=tout),
                       lambda: ts.gather(td, ti, out=tg), lambda: (out, gout)))

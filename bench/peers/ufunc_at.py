@@ -3,6 +3,12 @@
 alternating, median ms of each. Two forms: out of place (NumPy copies `data` into `out`, then
 `ufunc.at`; ours writes `out`) and in place (`ufunc.at` alone; ours with `out=data`).
 
+Beside them, each form's memory-bandwidth floor, timed in the same run: a copy that moves the
+bytes the form must move (out of place: read data, write out, read indices and updates; in
+place: read and write every destination cache line an update reaches, read indices and
+updates). "bound" = NumPy's time / the floor: the most any kernel could be ahead of NumPy on
+this machine in that cell.
+
     bench/peers/.venv/bin/python bench/peers/ufunc_at.py [--threads 2] [--scale 1.0]
 """
 
@@ -32,6 +38,33 @@ def median_ms(fn, runs: int) -> float:
     return float(np.median(times))
 
 
+def floor_ms(nbytes: int, threads: int, runs: int) -> float:
+    """The time to copy nbytes / 2 bytes (a copy moves twice what it copies): NumPy's copy,
+    or torch's with `threads` threads where torch is installed, whichever is faster."""
+    src = np.ones(max(1, nbytes // 8), np.float32)
+    dst = np.empty_like(src)
+    best = median_ms(lambda: np.copyto(dst, src), runs)
+    try:
+        import torch
+    except ImportError:
+        return best
+    torch.set_num_threads(threads)
+    ts_, td = torch.from_numpy(src), torch.from_numpy(dst)
+    return min(best, median_ms(lambda: td.copy_(ts_), runs))
+
+
+def in_place_bytes(w, key) -> int:
+    """Bytes an in-place scatter must move: every destination line an update reaches, read and
+    written, plus the indices and updates."""
+    d = w["data"]
+    hit = np.zeros(d.shape, bool)
+    hit[key] = True
+    per_line = max(1, 64 // d.itemsize)
+    flat = np.concatenate([hit.reshape(-1), np.zeros(-hit.size % per_line, bool)])
+    lines = int(flat.reshape(-1, per_line).any(axis=1).sum())
+    return 2 * 64 * lines + w["indices"].nbytes + w["updates"].nbytes
+
+
 def key_of(w):
     if w["op"] == "scatter_elements":
         return W.elements_key(w, w["indices"])
@@ -49,11 +82,14 @@ def main() -> None:
 
     print(f"{a.threads} threads, scale {a.scale}, median of {a.runs} runs, ms "
           f"(numpy {np.__version__}); ratio = numpy / ours\n")
-    print("| workload | reduction | numpy out of place | ours | ratio | numpy in place | ours in place | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| workload | reduction | numpy out of place | ours | ratio | floor | bound "
+          "| numpy in place | ours in place | ratio | floor | bound |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in NAMES:
         w = W.make(name, a.scale)
         d, i, u, key = w["data"], w["indices"], w["updates"], key_of(w)
+        floor_out = floor_ms(W.min_bytes(w), a.threads, a.runs)
+        floor_in = floor_ms(in_place_bytes(w, key), a.threads, a.runs)
         kw = {"axis": w["axis"]} if w["op"] == "scatter_elements" else {}
         op = getattr(ts, w["op"])
         for red, ufunc in (("add", np.add), ("max", np.maximum)):
@@ -81,7 +117,9 @@ def main() -> None:
                     else:
                         cells[k] = [min(cells[k][0], got[id(f)]), min(cells[k][1], got[id(g)])]
             (no, oo), (ni, oi) = cells
-            print(f"| {name} | {red} | {no:.1f} | {oo:.1f} | {no / oo:.1f} | {ni:.1f} | {oi:.1f} | {ni / oi:.1f} |")
+            print(f"| {name} | {red} | {no:.1f} | {oo:.1f} | {no / oo:.1f} | {floor_out:.1f} "
+                  f"| {no / floor_out:.1f} | {ni:.1f} | {oi:.1f} | {ni / oi:.1f} | {floor_in:.1f} "
+                  f"| {ni / floor_in:.1f} |")
             sys.stdout.flush()
 
 

@@ -230,8 +230,8 @@ fn scatter<'py>(
     let Some(out) = out else {
         let o = d.empty(&d.shape)?;
         // SAFETY: `o` is new, so it overlaps no input; every operand is held for the call.
-        let (dv, iv, uv, mut ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
-        py.detach(move || scatter_dyn_out(op, &dv, &iv, &uv, &mut ov, &opts))
+        let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
+        py.detach(move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
             .map_err(|e| raise(py, &e))?;
         return result(o).map(Some);
     };
@@ -243,16 +243,16 @@ fn scatter<'py>(
             return Ok(None);
         }
         // SAFETY: `out` is `data` and overlaps no other input; all are held for the call.
-        let (iv, uv, mut ov) = unsafe { (i.view()?, u.view()?, o.view_mut()?) };
-        py.detach(move || scatter_dyn_into(op, &mut ov, &iv, &uv, &opts))
+        let (iv, uv, ov) = unsafe { (i.view()?, u.view()?, o.view_mut()?) };
+        py.detach(move || scatter_dyn_into(op, ov, iv, uv, &opts))
             .map_err(|e| raise(py, &e))?;
     } else {
         if o.overlaps(&d) || o.overlaps(&i) || o.overlaps(&u) {
             return Ok(None);
         }
         // SAFETY: `out` overlaps no input; all are held for the call.
-        let (dv, iv, uv, mut ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
-        py.detach(move || scatter_dyn_out(op, &dv, &iv, &uv, &mut ov, &opts))
+        let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
+        py.detach(move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
             .map_err(|e| raise(py, &e))?;
     }
     Ok(Some(out.clone()))
@@ -331,8 +331,8 @@ fn gather<'py>(
         },
     };
     // SAFETY: `o` overlaps no input (new, or checked); all are held for the call.
-    let (dv, iv, mut ov) = unsafe { (d.view()?, i.view()?, o.view_mut()?) };
-    py.detach(move || gather_dyn_out(op, &dv, &iv, &mut ov, &opts))
+    let (dv, iv, ov) = unsafe { (d.view()?, i.view()?, o.view_mut()?) };
+    py.detach(move || gather_dyn_out(op, dv, iv, ov, &opts))
         .map_err(|e| raise(py, &e))?;
     match given {
         Some(out) => Ok(Some(out.clone())),

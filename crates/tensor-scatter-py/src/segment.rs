@@ -126,9 +126,9 @@ pub fn segment<'py>(
             return Ok(None);
         };
         // SAFETY: `out` overlaps no input (checked); all are held for the call.
-        let (sv, iv, mut ov) = unsafe { (s.view()?, i.view()?, o.view_mut()?) };
+        let (sv, iv, ov) = unsafe { (s.view()?, i.view()?, o.view_mut()?) };
         let arg = py
-            .detach(move || segment_dyn_out(op, &sv, &iv, &mut ov, &opts, want_arg))
+            .detach(move || segment_dyn_out(op, sv, iv, ov, &opts, want_arg))
             .map_err(|e| raise(py, &e))?;
         let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
         return Ok(Some((out.clone(), arg)));

@@ -28,15 +28,28 @@ pub fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize
     }
     // The dims that move, by stride magnitude: each must step exactly over what the smaller
     // ones cover (1, then n0 * |s0|, ...). Broadcast (stride 0) and length-1 dims add nothing.
-    let mut dims: Vec<(usize, usize)> = shape
+    // Up to 8 of them are sorted on the stack (this runs on every call of a binding).
+    let moving = shape
         .iter()
         .zip(strides)
         .filter(|&(&n, &s)| n > 1 && s != 0)
-        .map(|(&n, &s)| (s.unsigned_abs(), n))
-        .collect();
+        .map(|(&n, &s)| (s.unsigned_abs(), n));
+    let mut small = [(0usize, 0usize); 8];
+    let mut large = Vec::new();
+    let dims: &mut [(usize, usize)] = if shape.len() <= small.len() {
+        let mut k = 0;
+        for d in moving {
+            small[k] = d;
+            k += 1;
+        }
+        &mut small[..k]
+    } else {
+        large.extend(moving);
+        &mut large
+    };
     dims.sort_unstable();
     let mut covered = 1usize;
-    for (s, n) in dims {
+    for &(s, n) in dims.iter() {
         if s != covered {
             return None;
         }
@@ -145,5 +158,34 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
         let data =
             unsafe { std::slice::from_raw_parts_mut(origin.offset(lo), (hi - lo) as usize + 1) };
         TensorViewMut::with_strides(data, lo.unsigned_abs(), shape, strides)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gap_free_span;
+
+    #[test]
+    fn ranks_past_the_stack_buffer_give_the_same_answers() {
+        // Rank 3 (sorted on the stack) and the same layouts padded to rank 10 with
+        // length-1 and broadcast dims (sorted in a vector): padding reaches no new position.
+        type Case<'a> = (&'a [usize], &'a [isize], Option<(isize, isize)>);
+        let cases: [Case<'_>; 4] = [
+            (&[2, 3, 4], &[12, 4, 1], Some((0, 23))),
+            (&[2, 3, 4], &[-1, 8, 2], Some((-1, 22))),
+            (&[2, 3, 4], &[12, 4, 2], None), // every other element
+            (&[2, 3, 4], &[1, 1, 1], None),  // overlapping dims step over nothing new
+        ];
+        for (shape, strides, want) in cases {
+            assert_eq!(gap_free_span(shape, strides), want, "{shape:?} {strides:?}");
+            let mut s = shape.to_vec();
+            let mut t = strides.to_vec();
+            for k in 0..7 {
+                s.push(if k % 2 == 0 { 1 } else { 5 });
+                t.push(if k % 2 == 0 { 99 } else { 0 });
+            }
+            assert_eq!(s.len(), 10);
+            assert_eq!(gap_free_span(&s, &t), want, "{s:?} {t:?}");
+        }
     }
 }

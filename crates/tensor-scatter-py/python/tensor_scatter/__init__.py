@@ -160,19 +160,23 @@ def _gather_raw(op, data, indices, options, out=None):
 
 
 def _scatter_any(op, data, indices, updates, out, options, ties):
-    """One scatter, recorded by torch.autograd when ``data`` or ``updates`` requires grad."""
+    """A scatter the native half declined (the public functions ask it first): recorded by
+    torch.autograd when ``data`` or ``updates`` requires grad (the native half takes no such
+    tensor: ``Tensor.numpy()`` and ``__dlpack__`` refuse them, so a NumPy call pays no
+    autograd test), else converted by the general path."""
     if needs_grad(data, updates):
         if ties not in ("split", "first"):
             raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
         return scatter_autograd(op, data, indices, updates, out, options + (ties,))
-    return _scatter_raw(op, data, indices, updates, out, options)
+    return _scatter(op, _NAMES[op], data, indices, updates, out, *options)
 
 
 def _gather_any(op, data, indices, out, options):
-    """One gather, recorded by torch.autograd when ``data`` requires grad."""
+    """A gather the native half declined, as :func:`_scatter_any`: recorded by torch.autograd
+    when ``data`` requires grad, else converted by the general path."""
     if needs_grad(data):
         return gather_autograd(op, data, indices, out, options)
-    return _gather_raw(op, data, indices, options, out)
+    return _gather(op, _GATHER_NAMES[op], data, indices, out, *options)
 
 
 def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = "none",
@@ -200,6 +204,10 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     array([[0., 0., 2.],
            [1., 1., 0.]], dtype=float32)
     """
+    r = _native.scatter("elements", data, indices, updates, out, axis, reduction, include_self,
+                        negative_indices, out_of_range, accumulation, threads, updates_window)
+    if r is not None:
+        return r
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
                updates_window)
     return _scatter_any("elements", data, indices, updates, out, options, ties)
@@ -221,6 +229,10 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
            [0, 0],
            [6, 8]])
     """
+    r = _native.scatter("nd", data, indices, updates, out, 0, reduction, include_self,
+                        negative_indices, out_of_range, accumulation, threads, False)
+    if r is not None:
+        return r
     options = (0, reduction, include_self, negative_indices, out_of_range, accumulation, threads, False)
     return _scatter_any("nd", data, indices, updates, out, options, ties)
 
@@ -239,6 +251,10 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     >>> scatter_update(np.zeros(4), np.array([0, 0, 3]), np.array([1.0, 2.0, 4.0]), reduction="add")
     array([3., 0., 0., 4.])
     """
+    r = _native.scatter("update", data, indices, updates, out, axis, reduction, include_self,
+                        negative_indices, out_of_range, accumulation, threads, False)
+    if r is not None:
+        return r
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
                False)
     return _scatter_any("update", data, indices, updates, out, options, ties)
@@ -257,6 +273,10 @@ def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indice
            [ 0,  1],
            [-1, -1]])
     """
+    r = _native.gather("gather", data, indices, out, axis, batch_dims, negative_indices,
+                       out_of_range, fill_value, threads)
+    if r is not None:
+        return r
     options = (axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
     return _gather_any("gather", data, indices, out, options)
 
@@ -272,6 +292,10 @@ def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wr
     array([[2, 1],
            [3, 3]])
     """
+    r = _native.gather("elements", data, indices, out, axis, 0, negative_indices, out_of_range,
+                       fill_value, threads)
+    if r is not None:
+        return r
     options = (axis, 0, negative_indices, out_of_range, fill_value, threads)
     return _gather_any("elements", data, indices, out, options)
 
@@ -285,5 +309,9 @@ def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wr
     >>> gather_nd(np.arange(6).reshape(3, 2), np.array([[2, 1], [0, 0]]))
     array([5, 0])
     """
+    r = _native.gather("nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range,
+                       fill_value, threads)
+    if r is not None:
+        return r
     options = (0, batch_dims, negative_indices, out_of_range, fill_value, threads)
     return _gather_any("nd", data, indices, out, options)
