@@ -116,6 +116,13 @@ def test_errors():
     g, d, i, u = np.ones(3), np.zeros(3), np.array([0, 1]), np.ones(2)
     with pytest.raises(ValueError, match="ties"):
         ts.scatter_elements_vjp(g, d, i, u, reduction="max", ties="last")
+    # The forward checks ties= on every call, recorded by autograd or not (as segment_* do).
+    for f, idx in ((ts.scatter_elements, i), (ts.scatter_nd, i[:, None]),
+                   (ts.scatter_update, i)):
+        out = d.copy()
+        with pytest.raises(ValueError, match=f"{f.__name__}: ties: 'last'"):
+            f(d, idx, u, reduction="max", ties="last", out=out)
+        assert out.tobytes() == d.tobytes()
     with pytest.raises(ValueError, match="grad"):
         ts.scatter_elements_vjp(np.ones(2), d, i, u)
     with pytest.raises(TypeError, match="scatter_elements_vjp"):

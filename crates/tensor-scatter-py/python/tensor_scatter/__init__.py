@@ -165,8 +165,6 @@ def _scatter_any(op, data, indices, updates, out, options, ties):
     tensor: ``Tensor.numpy()`` and ``__dlpack__`` refuse them, so a NumPy call pays no
     autograd test), else converted by the general path."""
     if needs_grad(data, updates):
-        if ties not in ("split", "first"):
-            raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
         return scatter_autograd(op, data, indices, updates, out, options + (ties,))
     return _scatter(op, _NAMES[op], data, indices, updates, out, *options)
 
@@ -204,6 +202,8 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     array([[0., 0., 2.],
            [1., 1., 0.]], dtype=float32)
     """
+    if ties != "split" and ties != "first":
+        raise ArgumentError(f"{_NAMES['elements']}: ties: {ties!r} is not 'split' or 'first'")
     r = _native.scatter("elements", data, indices, updates, out, axis, reduction, include_self,
                         negative_indices, out_of_range, accumulation, threads, updates_window)
     if r is not None:
@@ -229,6 +229,8 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
            [0, 0],
            [6, 8]])
     """
+    if ties != "split" and ties != "first":
+        raise ArgumentError(f"{_NAMES['nd']}: ties: {ties!r} is not 'split' or 'first'")
     r = _native.scatter("nd", data, indices, updates, out, 0, reduction, include_self,
                         negative_indices, out_of_range, accumulation, threads, False)
     if r is not None:
@@ -251,6 +253,8 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     >>> scatter_update(np.zeros(4), np.array([0, 0, 3]), np.array([1.0, 2.0, 4.0]), reduction="add")
     array([3., 0., 0., 4.])
     """
+    if ties != "split" and ties != "first":
+        raise ArgumentError(f"{_NAMES['update']}: ties: {ties!r} is not 'split' or 'first'")
     r = _native.scatter("update", data, indices, updates, out, axis, reduction, include_self,
                         negative_indices, out_of_range, accumulation, threads, False)
     if r is not None:
