@@ -175,6 +175,13 @@ pub(crate) fn native<'v, 'a, I: IndexInt>(v: &'v TensorView<'a, I>) -> Native<'v
     <I as private::Sealed>::native(v)
 }
 
+/// Whether `v`'s dtype is converted to `int32` or `int64` before an operation runs on it (a
+/// copy that allocates for every position the view addresses, so its caller runs the shape
+/// checks first: a bad call reports its shapes, not the size of a broadcast index).
+pub(crate) fn converts<I: IndexInt>(v: &TensorView<'_, I>) -> bool {
+    matches!(native(v), Native::ToI32 | Native::ToI64)
+}
+
 /// `e` with the index value it reports read back from `indices` at its position.
 pub(crate) fn stored_value<I: IndexInt>(mut e: Error, indices: &TensorView<'_, I>) -> Error {
     if let ErrorKind::IndexOutOfRange {

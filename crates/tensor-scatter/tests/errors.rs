@@ -282,3 +282,40 @@ fn messages_read_as_sentences_and_say_what_is_accepted() {
         "{e}"
     );
 }
+
+#[test]
+fn shape_errors_come_before_a_small_index_dtype_is_converted() {
+    use tensor_scatter::{
+        GatherOptions, gather_elements, gather_elements_out, scatter_elements,
+        scatter_elements_into, scatter_elements_out,
+    };
+    // uint8 indices are converted to int32 before the kernels run, one value per position the
+    // view addresses: 2^50 here (4 PiB), so a shape error found after the conversion would
+    // read as OutOfMemory. Rank 3 against data of rank 2 is the call's real error.
+    let zero = [0u8];
+    let one = [1.0f32];
+    let huge = [1 << 20, 1 << 20, 1 << 10];
+    let idx = TensorView::with_strides(&zero, 0, &huge, &[0, 0, 0]).unwrap();
+    let upd = TensorView::with_strides(&one, 0, &huge, &[0, 0, 0]).unwrap();
+    let data_buf = [0.5f32, 1.5, 2.5, 3.5];
+    let data = TensorView::new(&data_buf, &[2, 2]).unwrap();
+    let rank = |e: tensor_scatter::Error| {
+        assert!(
+            matches!(e.kind(), ErrorKind::RankMismatch { .. }),
+            "not the rank error: {e}"
+        );
+        assert_eq!(e.arg(), "indices", "{e}");
+    };
+    let opts = ScatterOptions::new();
+    rank(scatter_elements(&data, &idx, &upd, &opts).unwrap_err());
+    let mut out_buf = [9.0f32; 4];
+    let mut out = TensorViewMut::new(&mut out_buf, &[2, 2]).unwrap();
+    rank(scatter_elements_out(&data, &idx, &upd, &mut out, &opts).unwrap_err());
+    rank(scatter_elements_into(&mut out, &idx, &upd, &opts).unwrap_err());
+    assert_eq!(out_buf, [9.0; 4]);
+    let g = GatherOptions::new();
+    rank(gather_elements(&data, &idx, &g).unwrap_err());
+    let mut out = TensorViewMut::new(&mut out_buf, &[2, 2]).unwrap();
+    rank(gather_elements_out(&data, &idx, &mut out, &g).unwrap_err());
+    assert_eq!(out_buf, [9.0; 4]);
+}

@@ -108,20 +108,15 @@ fn run_kernel<T: Element, I: IndexInt>(
 
 /// Plans, checks a caller-provided output's shape (when given), then checks every index;
 /// returns the plan and `indices` in row-major order.
-fn plan_checked<'a, T: Element, I: IndexInt>(
+/// The plan and the checks that need no index value (every shape rule, `out`'s shape).
+fn plan_shapes<T: Element>(
     planner: GatherPlanner,
     data: &TensorView<'_, T>,
-    indices: &TensorView<'a, I>,
+    indices: &[usize],
     out_shape: Option<&[usize]>,
     opts: &GatherOptions<T>,
-    cx: Ctx,
-) -> Result<(GatherPlan, Cow<'a, [I]>)> {
-    let plan = planner(
-        &data.layout.shape,
-        &indices.layout.shape,
-        opts.axis,
-        opts.batch_dims,
-    )?;
+) -> Result<GatherPlan> {
+    let plan = planner(&data.layout.shape, indices, opts.axis, opts.batch_dims)?;
     if let Some(got) = out_shape
         && got != plan.out_shape
     {
@@ -132,6 +127,18 @@ fn plan_checked<'a, T: Element, I: IndexInt>(
             got,
         ));
     }
+    Ok(plan)
+}
+
+fn plan_checked<'a, T: Element, I: IndexInt>(
+    planner: GatherPlanner,
+    data: &TensorView<'_, T>,
+    indices: &TensorView<'a, I>,
+    out_shape: Option<&[usize]>,
+    opts: &GatherOptions<T>,
+    cx: Ctx,
+) -> Result<(GatherPlan, Cow<'a, [I]>)> {
+    let plan = plan_shapes(planner, data, &indices.layout.shape, out_shape, opts)?;
     let idx = flat_indices(plan.op, indices)?;
     validate(&plan, &idx, &indices.layout.shape, opts.policy(), cx)?;
     Ok((plan, idx))
@@ -165,6 +172,10 @@ pub(super) fn drive_alloc<T: Element, I: IndexInt>(
     indices: &TensorView<'_, I>,
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
+    if crate::index::converts(indices) {
+        // The shape checks first ([`crate::index::converts`]).
+        plan_shapes(planner, data, &indices.layout.shape, None, opts)?;
+    }
     with_native_indices!(op, indices, idx => alloc(planner, data, idx, opts))
 }
 
@@ -191,6 +202,15 @@ pub(super) fn drive_into<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &GatherOptions<T>,
 ) -> Result<()> {
+    if crate::index::converts(indices) {
+        plan_shapes(
+            planner,
+            data,
+            &indices.layout.shape,
+            Some(&out.layout.shape),
+            opts,
+        )?;
+    }
     with_native_indices!(op, indices, idx => into(planner, data, idx, out, opts))
 }
 

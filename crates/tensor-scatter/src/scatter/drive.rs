@@ -286,7 +286,38 @@ pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
             shape: out.shape,
         });
     }
+    if crate::index::converts(indices) {
+        let dest = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
+        shape_checks::<T>(op, planner, &dest, indices, updates, opts)?;
+    }
     with_native_indices!(op, indices, idx => out_of_place(op, planner, data, idx, updates, opts))
+}
+
+/// The checks that need no index value (the reduction for the dtype, every shape rule), for
+/// an index dtype that is converted before the operation ([`crate::index::converts`]).
+fn shape_checks<T: Element>(
+    op: &'static str,
+    planner: Planner,
+    dest: &Layout,
+    indices: &TensorView<'_, impl IndexInt>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+) -> Result<()> {
+    opts.reduction.check_for::<T>(op)?;
+    planner(dest, &indices.layout, &updates.layout, opts).map(|_| ())
+}
+
+/// `out` has data's shape.
+fn check_out_shape(op: &'static str, data: &Layout, out: &Layout) -> Result<()> {
+    if out.shape != data.shape {
+        return Err(Error::shape(
+            op,
+            "out",
+            format!("the shape of data {}", shape_text(&data.shape)),
+            &out.shape,
+        ));
+    }
+    Ok(())
 }
 
 fn out_of_place<T: Element, I: IndexInt>(
@@ -375,6 +406,10 @@ pub(crate) fn run_out<T: Element, I: IndexInt>(
         let mut out = unsafe { kernels::bits_view_mut(out) };
         return run_out(op, planner, &data, indices, &updates, &mut out, opts);
     }
+    if crate::index::converts(indices) {
+        check_out_shape(op, &data.layout, &out.layout)?;
+        shape_checks::<T>(op, planner, &out.layout, indices, updates, opts)?;
+    }
     with_native_indices!(op, indices, idx => out_into(op, planner, data, idx, updates, out, opts))
 }
 
@@ -389,14 +424,7 @@ fn out_into<T: Element, I: IndexInt>(
 ) -> Result<()> {
     opts.reduction.check_for::<T>(op)?;
     let cx = Ctx::new(opts.par);
-    if out.layout.shape != data.layout.shape {
-        return Err(Error::shape(
-            op,
-            "out",
-            format!("the shape of data {}", shape_text(&data.layout.shape)),
-            &out.layout.shape,
-        ));
-    }
+    check_out_shape(op, &data.layout, &out.layout)?;
     let plan = planner(&out.layout, &indices.layout, &updates.layout, opts)?;
     run_into(
         &plan,
@@ -424,6 +452,9 @@ pub(crate) fn run_in_place<T: Element, I: IndexInt>(
         let mut dest = unsafe { kernels::bits_view_mut(dest) };
         let updates = kernels::bits_view(updates);
         return run_in_place(op, planner, &mut dest, indices, &updates, opts);
+    }
+    if crate::index::converts(indices) {
+        shape_checks::<T>(op, planner, &dest.layout, indices, updates, opts)?;
     }
     with_native_indices!(op, indices, idx => in_place(op, planner, dest, idx, updates, opts))
 }
