@@ -106,8 +106,6 @@ fn run_kernel<T: Element, I: IndexInt>(
     }
 }
 
-/// Plans, checks a caller-provided output's shape (when given), then checks every index;
-/// returns the plan and `indices` in row-major order.
 /// The plan and the checks that need no index value (every shape rule, `out`'s shape).
 fn plan_shapes<T: Element>(
     planner: GatherPlanner,
@@ -130,6 +128,8 @@ fn plan_shapes<T: Element>(
     Ok(plan)
 }
 
+/// Plans, checks a caller-provided output's shape (when given), then checks every index;
+/// returns the plan and `indices` in row-major order.
 fn plan_checked<'a, T: Element, I: IndexInt>(
     planner: GatherPlanner,
     data: &TensorView<'_, T>,
