@@ -395,6 +395,32 @@ pub(crate) unsafe fn build_vec<T: Copy, E>(
     Ok(v)
 }
 
+/// `n` copies of `v` in fresh memory, written by up to `ctx.threads` threads: the first touch
+/// of a large fresh buffer (its page faults and the kernel's clearing of each page) is most of
+/// what filling it costs, and that is cut across the threads too.
+pub(crate) fn par_filled<T: Copy + Send + Sync, E>(
+    ctx: crate::exec::Ctx,
+    n: usize,
+    v: T,
+    oom: impl FnOnce(usize) -> E,
+) -> Result<Vec<T>, E> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    let tasks = ctx.tasks(bytes, 1);
+    let fill = |d: DestPtr<'_, T>| {
+        ctx.run(tasks, |t| {
+            let (lo, hi) = crate::shape::part(n, tasks, t, 1);
+            for i in lo..hi {
+                // SAFETY: `i < n`, and task `t` alone owns `lo..hi`.
+                unsafe { d.set(i, v) };
+            }
+        });
+        Ok(())
+    };
+    // SAFETY: the tasks cover `0..n` (`part` cuts it into `tasks` disjoint ranges), so every
+    // cell is written.
+    unsafe { build_vec(n, oom, fill) }
+}
+
 /// Allocations from this many bytes are advised to use transparent huge pages.
 const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 

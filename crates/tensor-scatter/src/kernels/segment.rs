@@ -61,10 +61,11 @@ pub(crate) fn counting_sort(
         }
     }
     starts[n] = at;
-    // 3. Each chunk writes its positions to its slots.
+    // 3. Each chunk writes its positions to its slots, into `order`'s spare capacity (no
+    // zero-fill first: the slots are a permutation of `0..e`, so every cell is written).
     order.clear();
-    order.resize(e, 0);
-    let dest = DestPtr::new(&mut order[..]);
+    order.reserve_exact(e); // A no-op: the caller reserved `e` fallibly.
+    let dest = DestPtr::spare(order, e);
     let rows: Vec<std::sync::Mutex<&mut [usize]>> = counts
         .chunks_mut(n.max(1))
         .map(std::sync::Mutex::new)
@@ -81,4 +82,8 @@ pub(crate) fn counting_sort(
             *slot += 1;
         }
     });
+    // SAFETY: the capacity is at least `e` (reserved above), and step 3 wrote every cell of
+    // `0..e`: the (value, chunk) slot ranges partition it and each received as many
+    // positions as it counted.
+    unsafe { order.set_len(e) };
 }

@@ -194,7 +194,7 @@ fn problem<'p, T: Float>(prep: &'p Prepared<'_, T>) -> Problem<'p, T> {
 fn checked<'s, T: Float, I: IndexInt>(
     op: &'static str,
     src: &TensorView<'s, T>,
-    index: &TensorView<'_, I>,
+    index: &TensorView<'s, I>,
     opts: &SegmentOptions,
 ) -> Result<Prepared<'s, T>> {
     prepare(op, Kind::Scatter, src, index, None, opts)

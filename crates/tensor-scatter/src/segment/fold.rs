@@ -35,13 +35,13 @@ pub(crate) struct Problem<'a, T> {
 /// How each lane's positions are grouped by destination.
 pub(crate) enum Source<'a> {
     /// Destination per position, checked in `[0, n)` (and sorted when `sorted`).
-    Index { lanes: &'a Lanes, sorted: bool },
+    Index { lanes: &'a Lanes<'a>, sorted: bool },
     /// CSR offsets per lane (`n + 1` of them), checked.
-    Indptr(&'a Lanes),
+    Indptr(&'a Lanes<'a>),
 }
 
 impl Source<'_> {
-    fn lanes(&self) -> &Lanes {
+    fn lanes(&self) -> &Lanes<'_> {
         match self {
             Source::Index { lanes, .. } | Source::Indptr(lanes) => lanes,
         }

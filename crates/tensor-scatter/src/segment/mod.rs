@@ -162,7 +162,7 @@ enum Kind {
 pub(crate) struct Prepared<'s, T: Clone> {
     pub(crate) dims: Dims,
     pub(crate) mode: Mode,
-    pub(crate) lanes: Lanes,
+    pub(crate) lanes: Lanes<'s>,
     pub(crate) out_shape: Vec<usize>,
     pub(crate) total: usize,
     pub(crate) src: std::borrow::Cow<'s, [T]>,
@@ -175,7 +175,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
     op: &'static str,
     kind: Kind,
     src: &TensorView<'s, T>,
-    index: &TensorView<'_, I>,
+    index: &TensorView<'s, I>,
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
 ) -> Result<Prepared<'s, T>> {
@@ -195,7 +195,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
     }
     let strides = plan::broadcast_strides(op, arg_name, index, &target, dim)?;
     let mode = plan::mode_of(&target, &strides, dim);
-    let lanes: Lanes = plan::read_lanes(op, arg_name, index, &target, &strides, dim, mode)?;
+    let lanes: Lanes<'s> = plan::read_lanes(op, arg_name, index, &target, &strides, dim, mode)?;
     let origin = Origin {
         op,
         arg: arg_name,
@@ -313,10 +313,10 @@ fn reduce_prepared<T: Element>(
             .permute(&moved_last(out_shape.len(), dim))?
             .try_to_vec(op, "out")?,
         Some(o) => o.try_to_vec(op, "out")?,
-        None => filled(op, "out", total, T::default())?,
+        None => filled_par(Ctx::new(opts.par), op, "out", total, T::default())?,
     };
     let mut arg = if want_arg {
-        Some(filled(op, "out", total, 0i64)?)
+        Some(filled_par(Ctx::new(opts.par), op, "out", total, 0i64)?)
     } else {
         None
     };
@@ -380,7 +380,7 @@ fn by_elements(dims: Dims, mode: Mode) -> bool {
 fn by_scatter_elements<T: Element>(
     op: &'static str,
     src: &[T],
-    lanes: &Lanes,
+    lanes: &Lanes<'_>,
     dims: Dims,
     red: Reduction,
     include_self: bool,
@@ -419,6 +419,17 @@ pub(crate) fn filled<T: Clone>(
     })?;
     b.resize(len, v);
     Ok(b)
+}
+
+/// [`filled`] by `ctx`'s threads (a large fresh buffer's first touch is cut across them).
+pub(crate) fn filled_par<T: Copy + Send + Sync>(
+    ctx: Ctx,
+    op: &'static str,
+    arg: &'static str,
+    len: usize,
+    v: T,
+) -> Result<Vec<T>> {
+    crate::kernels::par_filled(ctx, len, v, |bytes| Error::out_of_memory(op, arg, bytes))
 }
 
 /// The axes that move `dim` to the end.

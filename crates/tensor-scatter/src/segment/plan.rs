@@ -8,9 +8,11 @@
 //! moves rows of `k` elements (row mode); otherwise every `(b, k)` is its own lane of single
 //! elements (element mode).
 
+use std::borrow::Cow;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::Ctx;
-use crate::index::IndexInt;
+use crate::index::{IndexInt, Native};
 use crate::kernels::segment::counting_sort;
 use crate::shape::{Odometer, numel, sat_product};
 use crate::view::TensorView;
@@ -35,15 +37,16 @@ pub(crate) enum Mode {
     PerElement,
 }
 
-/// The index (or indptr) read as `i64`, lane-major: `[e]`, `[b, e]` or `[b, k, e]` by mode.
-pub(crate) struct Lanes {
+/// The index (or indptr) read as `i64`, lane-major: `[e]`, `[b, e]` or `[b, k, e]` by mode;
+/// borrowed from an `int64` index whose buffer already holds it so.
+pub(crate) struct Lanes<'a> {
     pub(crate) mode: Mode,
-    pub(crate) values: Vec<i64>,
+    pub(crate) values: Cow<'a, [i64]>,
     /// Length of one lane's row in `values`.
     pub(crate) len: usize,
 }
 
-impl Lanes {
+impl Lanes<'_> {
     pub(crate) fn lane(&self, lane: usize) -> &[i64] {
         let l = if self.mode == Mode::Shared { 0 } else { lane };
         &self.values[l * self.len..(l + 1) * self.len]
@@ -124,15 +127,15 @@ pub(crate) fn dims_of(shape: &[usize], dim: usize) -> Dims {
 
 /// Reads the expanded index (`strides` over `src_shape`, on `index`'s buffer) lane-major as
 /// `i64` (saturated), in the mode's layout. Allocation failure is an error.
-pub(crate) fn read_lanes<I: IndexInt>(
+pub(crate) fn read_lanes<'a, I: IndexInt>(
     op: &'static str,
     arg: &'static str,
-    index: &TensorView<'_, I>,
+    index: &TensorView<'a, I>,
     src_shape: &[usize],
     strides: &[isize],
     dim: usize,
     mode: Mode,
-) -> Result<Lanes> {
+) -> Result<Lanes<'a>> {
     // The walk: the lane dims in row-major order, then dim.
     let mut order = lane_dims(src_shape.len(), dim, mode);
     order.push(dim);
@@ -143,10 +146,19 @@ pub(crate) fn read_lanes<I: IndexInt>(
     } else {
         numel(op, arg, &shape)?
     };
-    let mut values = Vec::new();
-    values
-        .try_reserve_exact(total)
-        .map_err(|_| Error::out_of_memory(op, arg, total.saturating_mul(8)))?;
+    if let Native::I64(v) = I::native(index)
+        && total > 0
+        && row_major(&shape, &st)
+    {
+        let at = v.layout.offset;
+        return Ok(Lanes {
+            mode,
+            values: Cow::Borrowed(&v.data[at..at + total]),
+            len: src_shape[dim],
+        });
+    }
+    let mut values = crate::kernels::try_vec_with_huge_pages(total)
+        .ok_or_else(|| Error::out_of_memory(op, arg, total.saturating_mul(8)))?;
     // The walk's last dim is `dim`: whole runs along it per outer step (a plain copy-convert
     // when contiguous).
     let (inner, inner_st) = (src_shape[dim], strides[dim]);
@@ -171,18 +183,30 @@ pub(crate) fn read_lanes<I: IndexInt>(
     }
     Ok(Lanes {
         mode,
-        values,
+        values: Cow::Owned(values),
         len: src_shape[dim],
     })
 }
 
+/// Whether the walk of `shape` with `strides` reads consecutive elements in order.
+fn row_major(shape: &[usize], strides: &[isize]) -> bool {
+    let mut want = 1isize;
+    for (&n, &s) in shape.iter().zip(strides).rev() {
+        if n > 1 && s != want {
+            return false;
+        }
+        want = want.saturating_mul(n as isize);
+    }
+    true
+}
+
 /// Every line of `index` along `dim`, as given (no broadcast), lane-major.
-pub(crate) fn own_lanes<I: IndexInt>(
+pub(crate) fn own_lanes<'a, I: IndexInt>(
     op: &'static str,
     arg: &'static str,
-    index: &TensorView<'_, I>,
+    index: &TensorView<'a, I>,
     dim: usize,
-) -> Result<Lanes> {
+) -> Result<Lanes<'a>> {
     let l = &index.layout;
     let mode = if dim == 0 {
         Mode::Shared
@@ -332,7 +356,7 @@ pub(crate) fn extent<I: IndexInt>(index: &TensorView<'_, I>, origin: &Origin<'_>
 /// Checks every index value against `[0, n)` and, when `sorted`, that each lane is
 /// non-decreasing.
 pub(crate) fn check_index(
-    lanes: &Lanes,
+    lanes: &Lanes<'_>,
     n: usize,
     sorted: bool,
     origin: &Origin<'_>,
@@ -376,7 +400,7 @@ pub(crate) fn check_index(
 }
 
 /// Checks that every lane of `indptr` is non-decreasing within `[0, e]`.
-pub(crate) fn check_indptr(lanes: &Lanes, e: usize, origin: &Origin<'_>) -> Result<()> {
+pub(crate) fn check_indptr(lanes: &Lanes<'_>, e: usize, origin: &Origin<'_>) -> Result<()> {
     let len = lanes.len.max(1);
     for (p, &v) in lanes.values.iter().enumerate() {
         let (lane, at) = (p / len, p % len);
@@ -433,7 +457,9 @@ impl Groups {
             .ok_or_else(|| Error::overflow(op, "dim_size"))?;
         g.starts.try_reserve_exact(n1).map_err(|_| oom(n1))?;
         if !sorted {
-            g.order.try_reserve_exact(e).map_err(|_| oom(e))?;
+            // Written in random order: huge pages spare the counting sort a page fault (and
+            // a TLB miss) per 4 KiB.
+            g.order = crate::kernels::try_vec_with_huge_pages(e).ok_or_else(|| oom(e))?;
         }
         Ok(g)
     }
@@ -534,5 +560,21 @@ impl Iterator for Positions<'_> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_major;
+
+    #[test]
+    fn row_major_walks() {
+        assert!(row_major(&[3, 4], &[4, 1]));
+        assert!(row_major(&[3, 1, 4], &[4, 7, 1])); // an extent-1 dim's stride is free
+        assert!(row_major(&[], &[]));
+        assert!(!row_major(&[3, 4], &[1, 3])); // transposed
+        assert!(!row_major(&[3, 4], &[0, 1])); // broadcast
+        assert!(!row_major(&[3, 4], &[8, 1])); // gaps between rows
+        assert!(!row_major(&[4], &[-1])); // reversed
     }
 }

@@ -152,7 +152,7 @@ pub fn gather_csr_vjp<T: Element, I: IndexInt>(
 }
 
 /// The segment of every src position, lane-major as [`Lanes`] (`n` for none).
-fn segment_ids(kind: Kind, lanes: Lanes, e: usize, n: usize) -> Result<Lanes> {
+fn segment_ids(kind: Kind, lanes: Lanes<'_>, e: usize, n: usize) -> Result<Lanes<'_>> {
     if kind != Kind::Csr {
         return Ok(lanes);
     }
@@ -166,7 +166,7 @@ fn segment_ids(kind: Kind, lanes: Lanes, e: usize, n: usize) -> Result<Lanes> {
     }
     Ok(Lanes {
         mode: lanes.mode,
-        values,
+        values: values.into(),
         len: e,
     })
 }
@@ -230,7 +230,7 @@ fn vjp<T: Float, I: IndexInt>(
     let oshape = &p.out_shape;
     let sshape = &src.layout.shape;
     // `table[cell]` at every position whose segment `ids` names (0 elsewhere).
-    let expand = |table: &[T], ids: &Lanes| -> Result<Tensor<T>> {
+    let expand = |table: &[T], ids: &Lanes<'_>| -> Result<Tensor<T>> {
         if b * e * k == 0 {
             return Ok(tensor(vec![], sshape));
         }
