@@ -19,7 +19,7 @@ use std::sync::Mutex;
 
 use super::fold::{self, Problem, Source};
 use super::plan::Mode;
-use super::{Kind, Prepared, SegmentOptions, filled, prepare, tensor};
+use super::{Kind, Prepared, SegmentOptions, filled, filled_par, prepare, tensor};
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
@@ -149,7 +149,7 @@ pub(crate) fn std_of<R: Real>(squares: R, n: u64, unbiased: bool) -> R {
 fn stats<T: Float>(op: &'static str, ctx: Ctx, prep: &Prepared<'_, T>) -> Result<Vec<[T::Acc; 2]>> {
     let problem = problem(prep);
     let w = fold::width(&problem);
-    let mut buf = filled(op, "out", prep.total, [T::Acc::ZERO; 2])?;
+    let mut buf = filled_par(ctx, op, "out", prep.total, [T::Acc::ZERO; 2])?;
     let source = Source::Index {
         lanes: &prep.lanes,
         sorted: false,
@@ -223,7 +223,7 @@ fn elementwise<T: Float>(
     f: impl Fn(T::Acc, [T::Acc; 2]) -> T + Sync,
 ) -> Result<Vec<T>> {
     let d = prep.dims;
-    let mut out = filled(op, "out", prep.src.len(), T::default())?;
+    let mut out = filled_par(ctx, op, "out", prep.src.len(), T::default())?;
     let rows = d.b * d.e;
     if rows == 0 || d.k == 0 {
         return Ok(out);

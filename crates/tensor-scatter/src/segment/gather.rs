@@ -5,6 +5,7 @@ use super::plan::{self, Mode, Origin};
 use super::{SegmentOptions, filled};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::exec::Ctx;
 use crate::gather::{GatherOptions, GatherOutOfRange};
 use crate::index::{IndexInt, NegativeIndices};
 use crate::shape::numel;
@@ -41,7 +42,13 @@ pub fn gather_coo<T: Element, I: IndexInt>(
     // Every value of index as given, whether or not an output cell reads it.
     let origin = Origin::own(OP, "index", &index.layout.shape, dim);
     let own = plan::own_lanes(OP, "index", index, dim)?;
-    plan::check_index(&own, src.layout.shape[dim], false, &origin)?;
+    plan::check_index(
+        Ctx::new(opts.par),
+        &own,
+        src.layout.shape[dim],
+        false,
+        &origin,
+    )?;
     if index.layout.numel == 0 {
         // A zero-size index dim is one of the output's (the broadcast rule): nothing to read.
         numel(OP, "index", &target)?;

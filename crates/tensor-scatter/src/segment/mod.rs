@@ -228,8 +228,8 @@ fn prepare<'s, T: Element, I: IndexInt>(
     // Every index value some src element reads; every offset of indptr as given.
     match kind {
         _ if kind != Kind::Csr && src.layout.numel == 0 => {}
-        Kind::Scatter => plan::check_index(&lanes, dims.n, false, &origin)?,
-        Kind::Coo => plan::check_index(&lanes, dims.n, true, &origin)?,
+        Kind::Scatter => plan::check_index(Ctx::new(opts.par), &lanes, dims.n, false, &origin)?,
+        Kind::Coo => plan::check_index(Ctx::new(opts.par), &lanes, dims.n, true, &origin)?,
         Kind::Csr => {
             let own = plan::own_lanes(op, arg_name, index, dim)?;
             let origin = Origin::own(op, arg_name, ishape, dim);

@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::exec::Ctx;
 use crate::index::{IndexInt, Native};
 use crate::kernels::segment::counting_sort;
-use crate::shape::{Odometer, numel, sat_product};
+use crate::shape::{Odometer, numel, part, sat_product};
 use crate::view::TensorView;
 
 /// `[b, e, k]` of `src` around `dim`, and the output's `n`.
@@ -356,26 +356,25 @@ pub(crate) fn extent<I: IndexInt>(index: &TensorView<'_, I>, origin: &Origin<'_>
 /// Checks every index value against `[0, n)` and, when `sorted`, that each lane is
 /// non-decreasing.
 pub(crate) fn check_index(
+    ctx: Ctx,
     lanes: &Lanes<'_>,
     n: usize,
     sorted: bool,
     origin: &Origin<'_>,
 ) -> Result<()> {
     let len = lanes.len.max(1);
-    // A pass without an early exit per value first; the loop below finds the first fault.
-    let clean = lanes.values.chunks(len).all(|lane| {
-        let outside = lane
-            .iter()
-            .fold(0u8, |b, &v| b | u8::from(v as u64 >= n as u64));
-        let descents = if sorted {
-            let steps = lane.iter().zip(lane.iter().skip(1));
-            steps.fold(0u8, |b, (a, c)| b | u8::from(c < a))
-        } else {
-            0
-        };
-        outside | descents == 0
+    // A pass without an early exit per value first, cut across the threads; the loop below
+    // finds the first fault.
+    let values = &lanes.values[..];
+    let tasks = ctx.tasks(values.len() * 8, 1);
+    let faults = std::sync::atomic::AtomicBool::new(false);
+    ctx.run(tasks, |t| {
+        let (lo, hi) = part(values.len(), tasks, t, 1);
+        if !clean(values, lo..hi, len, n, sorted) {
+            faults.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
     });
-    if clean {
+    if !faults.into_inner() {
         return Ok(());
     }
     for (p, &v) in lanes.values.iter().enumerate() {
@@ -397,6 +396,37 @@ pub(crate) fn check_index(
         }
     }
     Ok(())
+}
+
+/// Whether `values[range]` (lanes of `len`) all lie in `[0, n)` and, when `sorted`, none is
+/// below the value before it in its lane: folds without an early exit, so they vectorise.
+fn clean(
+    values: &[i64],
+    range: std::ops::Range<usize>,
+    len: usize,
+    n: usize,
+    sorted: bool,
+) -> bool {
+    let outside = values[range.clone()]
+        .iter()
+        .fold(0u8, |b, &v| b | u8::from(v as u64 >= n as u64));
+    let mut descents = 0u8;
+    if sorted {
+        // The pairs (p - 1, p) for p in the range, but for each lane's first position.
+        let mut p = range.start;
+        while p < range.end {
+            let lane_end = (p / len + 1) * len;
+            let end = range.end.min(lane_end);
+            if p.is_multiple_of(len) {
+                p += 1;
+                continue;
+            }
+            let steps = values[p - 1..end].windows(2);
+            descents |= steps.fold(0u8, |b, w| b | u8::from(w[1] < w[0]));
+            p = end;
+        }
+    }
+    outside | descents == 0
 }
 
 /// Checks that every lane of `indptr` is non-decreasing within `[0, e]`.
@@ -470,18 +500,34 @@ impl Groups {
         if self.sorted {
             self.starts.clear();
             self.starts.resize(n + 1, 0);
-            // Segment s starts at the first position holding s or more: a binary search in a
-            // short window past the previous start (segments are short), else in the rest.
-            let mut at = 0;
-            for (s, start) in self.starts.iter_mut().enumerate() {
-                let window = &idx[at..idx.len().min(at + 64)];
-                let below = |&v: &i64| (v as usize) < s;
-                at += match window.last() {
-                    Some(last) if !below(last) => window.partition_point(below),
-                    _ => idx[at..].partition_point(below),
-                };
-                *start = at;
+            // Segment s starts at the first position holding s or more. Each task takes a
+            // range of segments: a binary search over the whole lane for its first, then for
+            // each next one a search in a short window past the previous start (segments are
+            // short), else in the rest.
+            let tasks = ctx.tasks(idx.len() * 8, 1).min(n + 1);
+            let mut parts = Vec::with_capacity(tasks);
+            let mut rest = &mut self.starts[..];
+            for t in 0..tasks {
+                let (lo, hi) = part(n + 1, tasks, t, 1);
+                let (mine, r) = rest.split_at_mut(hi - lo);
+                rest = r;
+                parts.push(std::sync::Mutex::new((lo, mine)));
             }
+            ctx.run(tasks, |t| {
+                let mut guard = parts[t].lock().unwrap_or_else(|p| p.into_inner());
+                let (s0, starts) = &mut *guard;
+                let s0 = *s0;
+                let mut at = idx.partition_point(|&v| (v as usize) < s0);
+                for (s, start) in (s0..).zip(starts.iter_mut()) {
+                    let window = &idx[at..idx.len().min(at + 64)];
+                    let below = |&v: &i64| (v as usize) < s;
+                    at += match window.last() {
+                        Some(last) if !below(last) => window.partition_point(below),
+                        _ => idx[at..].partition_point(below),
+                    };
+                    *start = at;
+                }
+            });
             return;
         }
         counting_sort(
@@ -565,7 +611,45 @@ impl Iterator for Positions<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::row_major;
+    use super::{clean, row_major};
+
+    /// `clean` over any cut of the values agrees with the whole: a descent or an out-of-range
+    /// value is found whichever piece holds it, and a lane's first value is never compared
+    /// with the previous lane's last.
+    #[test]
+    fn clean_pieces_agree_with_the_whole() {
+        let lanes = [
+            0i64, 1, 1, 3, /* lane 2 */ 0, 2, 2, 3, /* lane 3 */ 1, 1, 2, 3,
+        ];
+        let whole = |v: &[i64], sorted| clean(v, 0..v.len(), 4, 4, sorted);
+        let cut = |v: &[i64], sorted| {
+            (0..=v.len())
+                .all(|m| clean(v, 0..m, 4, 4, sorted) && clean(v, m..v.len(), 4, 4, sorted))
+        };
+        assert!(whole(&lanes, true) && cut(&lanes, true));
+        for p in 0..lanes.len() {
+            let mut v = lanes;
+            v[p] = 4; // out of range
+            assert!(!whole(&v, false) && !whole(&v, true), "{p}");
+            assert!(
+                (0..=v.len())
+                    .all(|m| !(clean(&v, 0..m, 4, 4, false) && clean(&v, m..v.len(), 4, 4, false)))
+            );
+        }
+        for p in 1..lanes.len() {
+            let mut v = lanes;
+            v[p] = v[p - 1] - 1; // a descent, or a lane starting below the last one's end
+            if v[p] < 0 {
+                continue;
+            }
+            let descends = (1..v.len()).any(|q| q % 4 != 0 && v[q] < v[q - 1]);
+            assert_eq!(!whole(&v, true), descends, "{p}");
+            for m in 0..=v.len() {
+                let pieces = clean(&v, 0..m, 4, 4, true) && clean(&v, m..v.len(), 4, 4, true);
+                assert_eq!(!pieces, descends, "{p} cut at {m}");
+            }
+        }
+    }
 
     #[test]
     fn row_major_walks() {
