@@ -228,8 +228,10 @@ fn prepare<'s, T: Element, I: IndexInt>(
     // Every index value some src element reads; every offset of indptr as given.
     match kind {
         _ if kind != Kind::Csr && src.layout.numel == 0 => {}
-        Kind::Scatter => plan::check_index(Ctx::new(opts.par), &lanes, dims.n, false, &origin)?,
-        Kind::Coo => plan::check_index(Ctx::new(opts.par), &lanes, dims.n, true, &origin)?,
+        Kind::Scatter | Kind::Coo => {
+            let sorted = kind == Kind::Coo;
+            plan::check_index(Ctx::new(opts.par), &lanes, dims.n, sorted, &origin)?
+        }
         Kind::Csr => {
             let own = plan::own_lanes(op, arg_name, index, dim)?;
             let origin = Origin::own(op, arg_name, ishape, dim);
@@ -306,6 +308,7 @@ fn reduce_prepared<T: Element>(
     let (dims, mode, lanes, total, src_data, dim) =
         (p.dims, p.mode, &p.lanes, p.total, &p.src[..], p.dim);
     let out_shape = p.out_shape.clone();
+    let ctx = Ctx::new(opts.par);
     // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
     let element = mode == Mode::PerElement;
     let mut buf = match out {
@@ -313,10 +316,10 @@ fn reduce_prepared<T: Element>(
             .permute(&moved_last(out_shape.len(), dim))?
             .try_to_vec(op, "out")?,
         Some(o) => o.try_to_vec(op, "out")?,
-        None => filled_par(Ctx::new(opts.par), op, "out", total, T::default())?,
+        None => filled_par(ctx, op, "out", total, T::default())?,
     };
     let mut arg = if want_arg {
-        Some(filled_par(Ctx::new(opts.par), op, "out", total, 0i64)?)
+        Some(filled_par(ctx, op, "out", total, 0i64)?)
     } else {
         None
     };
@@ -347,14 +350,7 @@ fn reduce_prepared<T: Element>(
             sorted: kind == Kind::Coo,
         },
     };
-    fold::run(
-        op,
-        Ctx::new(opts.par),
-        &problem,
-        &source,
-        &mut buf,
-        arg.as_deref_mut(),
-    )?;
+    fold::run(op, ctx, &problem, &source, &mut buf, arg.as_deref_mut())?;
     if element {
         buf = from_bkn(op, &buf, dims)?;
         if let Some(a) = arg {
