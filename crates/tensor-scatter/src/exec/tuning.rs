@@ -123,3 +123,11 @@ pub(crate) fn fold_max_bytes(threads: usize) -> usize {
 pub(crate) fn line_cells<T>() -> usize {
     (LINE_BYTES / std::mem::size_of::<T>().max(1)).max(1)
 }
+
+/// The most rows of a segment the min/max-with-positions fold numbers as `u32` before it turns
+/// them into positions (a longer segment is taken in pieces; `u32::MAX` marks a kept cell).
+pub(crate) const ARG_CHUNK_ROWS: usize = if SMALL_THRESHOLDS {
+    3
+} else {
+    u32::MAX as usize - 1
+};

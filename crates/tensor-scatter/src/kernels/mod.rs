@@ -10,9 +10,12 @@
 //! ever wrong), so the whole test suite can run over checked access.
 
 pub(crate) mod gather;
+pub(crate) mod rows;
 pub(crate) mod scatter;
 pub(crate) mod segment;
 pub(crate) mod simd;
+
+pub(crate) use rows::{Rows, build_rows};
 
 use std::marker::PhantomData;
 

@@ -19,11 +19,12 @@ use std::sync::Mutex;
 
 use super::fold::{self, Problem, Source};
 use super::plan::Mode;
-use super::{Kind, Prepared, SegmentOptions, filled, filled_par, prepare, tensor};
+use super::{Kind, Prepared, SegmentOptions, filled_par, prepare, tensor};
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::index::IndexInt;
+use crate::kernels::build_rows;
 use crate::shape::part;
 use crate::view::{Tensor, TensorView};
 
@@ -149,36 +150,37 @@ pub(crate) fn std_of<R: Real>(squares: R, n: u64, unbiased: bool) -> R {
 fn stats<T: Float>(op: &'static str, ctx: Ctx, prep: &Prepared<'_, T>) -> Result<Vec<[T::Acc; 2]>> {
     let problem = problem(prep);
     let w = fold::width(&problem);
-    let mut buf = filled_par(ctx, op, "out", prep.total, [T::Acc::ZERO; 2])?;
     let source = Source::Index {
         lanes: &prep.lanes,
         sorted: false,
     };
-    fold::run_cells(
-        op,
-        ctx,
-        &problem,
-        &source,
-        &mut buf,
-        None,
-        (0, T::Acc::ZERO),
-        |base, pos, out, _, _| {
-            for c in out.iter_mut() {
-                *c = [T::Acc::NEG_INF, T::Acc::ZERO];
-            }
-            for (_, row) in fold::rows(&problem, base, pos.clone(), w) {
-                for (c, &x) in out.iter_mut().zip(row) {
-                    c[0] = max_nan(c[0], x.to_acc());
+    let oom = |bytes| Error::out_of_memory(op, "out", bytes);
+    build_rows(prep.total, [T::Acc::ZERO; 2], oom, |rows| {
+        fold::run_cells(
+            op,
+            ctx,
+            &problem,
+            &source,
+            rows,
+            None,
+            (0, T::Acc::ZERO),
+            |base, pos, out, _, _| {
+                for c in out.iter_mut() {
+                    *c = [T::Acc::NEG_INF, T::Acc::ZERO];
                 }
-            }
-            for (_, row) in fold::rows(&problem, base, pos, w) {
-                for (c, &x) in out.iter_mut().zip(row) {
-                    c[1] = c[1] + (x.to_acc() - c[0]).exp();
+                for (_, row) in fold::rows(&problem, base, pos.clone(), w) {
+                    for (c, &x) in out.iter_mut().zip(row) {
+                        c[0] = max_nan(c[0], x.to_acc());
+                    }
                 }
-            }
-        },
-    )?;
-    Ok(buf)
+                for (_, row) in fold::rows(&problem, base, pos, w) {
+                    for (c, &x) in out.iter_mut().zip(row) {
+                        c[1] = c[1] + (x.to_acc() - c[0]).exp();
+                    }
+                }
+            },
+        )
+    })
 }
 
 fn problem<'p, T: Float>(prep: &'p Prepared<'_, T>) -> Problem<'p, T> {
@@ -388,45 +390,47 @@ pub fn scatter_std<T: Float, I: IndexInt>(
     let prep = checked(OP, src, index, opts)?;
     let problem = problem(&prep);
     let w = fold::width(&problem);
-    let mut buf = filled(OP, "out", prep.total, T::default())?;
     let source = Source::Index {
         lanes: &prep.lanes,
         sorted: false,
     };
-    fold::run_cells(
-        OP,
-        Ctx::new(opts.par),
-        &problem,
-        &source,
-        &mut buf,
-        None,
-        (2 * w, T::Acc::ZERO),
-        |base, pos, out, _, acc| {
-            let (sum, sq) = acc.split_at_mut(w);
-            sum.fill(T::Acc::ZERO);
-            sq.fill(T::Acc::ZERO);
-            let mut n = 0u64;
-            for (_, row) in fold::rows(&problem, base, pos.clone(), w) {
-                for (a, &x) in sum.iter_mut().zip(row) {
-                    *a = *a + x.to_acc();
+    let oom = |bytes| Error::out_of_memory(OP, "out", bytes);
+    let buf = build_rows(prep.total, T::default(), oom, |rows| {
+        fold::run_cells(
+            OP,
+            Ctx::new(opts.par),
+            &problem,
+            &source,
+            rows,
+            None,
+            (2 * w, T::Acc::ZERO),
+            |base, pos, out, _, acc| {
+                let (sum, sq) = acc.split_at_mut(w);
+                sum.fill(T::Acc::ZERO);
+                sq.fill(T::Acc::ZERO);
+                let mut n = 0u64;
+                for (_, row) in fold::rows(&problem, base, pos.clone(), w) {
+                    for (a, &x) in sum.iter_mut().zip(row) {
+                        *a = *a + x.to_acc();
+                    }
+                    n += 1;
                 }
-                n += 1;
-            }
-            let c = T::Acc::count(n.max(1));
-            for a in sum.iter_mut() {
-                *a = *a / c;
-            }
-            for (_, row) in fold::rows(&problem, base, pos, w) {
-                for ((q, &m), &x) in sq.iter_mut().zip(sum.iter()).zip(row) {
-                    let dx = x.to_acc() - m;
-                    *q = *q + dx * dx;
+                let c = T::Acc::count(n.max(1));
+                for a in sum.iter_mut() {
+                    *a = *a / c;
                 }
-            }
-            for (o, &q) in out.iter_mut().zip(sq.iter()) {
-                *o = T::from_acc(std_of(q, n, unbiased));
-            }
-        },
-    )?;
+                for (_, row) in fold::rows(&problem, base, pos, w) {
+                    for ((q, &m), &x) in sq.iter_mut().zip(sum.iter()).zip(row) {
+                        let dx = x.to_acc() - m;
+                        *q = *q + dx * dx;
+                    }
+                }
+                for (o, &q) in out.iter_mut().zip(sq.iter()) {
+                    *o = T::from_acc(std_of(q, n, unbiased));
+                }
+            },
+        )
+    })?;
     Ok(tensor(cells_out(OP, &prep, buf)?, &prep.out_shape))
 }
 

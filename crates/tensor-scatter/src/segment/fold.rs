@@ -15,8 +15,8 @@ use crate::dtype::{Element, Reduction};
 use crate::error::Result;
 use crate::exec::Ctx;
 use crate::exec::isa::Level;
-use crate::exec::tuning::SEGMENT_PREFETCH_ROWS;
-use crate::kernels::prefetch;
+use crate::exec::tuning::{ARG_CHUNK_ROWS, SEGMENT_PREFETCH_ROWS};
+use crate::kernels::{Rows, prefetch};
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 use crate::shape::part;
 
@@ -60,9 +60,9 @@ impl Source<'_> {
 }
 
 /// One task's output rows and scratch.
-struct Task<'o, O, A> {
-    out: &'o mut [O],
-    arg: Option<&'o mut [i64]>,
+struct Task<'o, O: Copy, A> {
+    out: Rows<'o, O>,
+    arg: Option<Rows<'o, i64>>,
     acc: Vec<A>,
     groups: Groups,
 }
@@ -75,8 +75,8 @@ pub(crate) fn run<T: Element>(
     ctx: Ctx,
     p: &Problem<'_, T>,
     source: &Source<'_>,
-    out: &mut [T],
-    arg: Option<&mut [i64]>,
+    out: Rows<'_, T>,
+    arg: Option<Rows<'_, i64>>,
 ) -> Result<()> {
     let w = width(p);
     let acc_len = if is_sum_like(p.reduce) { w } else { 0 };
@@ -114,19 +114,19 @@ fn lanes_and_width<T>(p: &Problem<'_, T>) -> (usize, usize) {
 /// position in `src` of the lane's first element and a scratch of `scratch.0` copies of
 /// `scratch.1` per task.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
+pub(crate) fn run_cells<T: Element, O: Copy + Send, A: Copy + Send>(
     op: &'static str,
     ctx: Ctx,
     p: &Problem<'_, T>,
     source: &Source<'_>,
-    out: &mut [O],
-    arg: Option<&mut [i64]>,
+    out: Rows<'_, O>,
+    arg: Option<Rows<'_, i64>>,
     scratch: (usize, A),
     cell: impl Fn(usize, Positions<'_>, &mut [O], Option<&mut [i64]>, &mut [A]) + Sync,
 ) -> Result<()> {
     let d = p.dims;
     let (lanes, w) = lanes_and_width(p);
-    if out.is_empty() {
+    if out.len() == 0 {
         return Ok(());
     }
     let bytes = p.src.len().saturating_mul(std::mem::size_of::<T>())
@@ -189,8 +189,8 @@ pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
                 cell(
                     lane_base(p, lane),
                     one.positions(s),
-                    &mut task.out[at..at + w],
-                    task.arg.as_deref_mut().map(|a| &mut a[at..at + w]),
+                    task.out.row(at, w),
+                    task.arg.as_mut().map(|a| a.row(at, w)),
                     &mut task.acc,
                 );
             }
@@ -204,8 +204,8 @@ pub(crate) fn run_cells<T: Element, O: Send, A: Copy + Send>(
                 cell(
                     lane_base(p, lane),
                     task.groups.positions(s),
-                    &mut task.out[at..at + w],
-                    task.arg.as_deref_mut().map(|a| &mut a[at..at + w]),
+                    task.out.row(at, w),
+                    task.arg.as_mut().map(|a| a.row(at, w)),
                     &mut task.acc,
                 );
             }
@@ -528,15 +528,25 @@ crate::kernels::simd::multiversion! {
     /// [`extreme_segment`], and `arg[j] = position` where the cell's bits changed (a select,
     /// not a branch: which cells change is data-dependent).
     fn extreme_arg_segment<T: Element, C: Combiner<T>, R: RowList>(out: &mut [T], arg: &mut [i64], src: &[T], at: (usize, usize), rows: R, from: usize) -> () {
-        let c = arg_blocks::<T, C, R, ARG_BLOCK>(out, arg, src, at, rows, from, 0);
+        let c = if std::mem::size_of::<T>() <= 4 {
+            arg_blocks::<T, C, R, ARG_BLOCK>(out, arg, src, at, rows, from, 0)
+        } else {
+            0
+        };
+        let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, arg, src, at, rows, from, c);
+        let c = arg_blocks::<T, C, R, 8>(out, arg, src, at, rows, from, c);
         arg_blocks::<T, C, R, 1>(out, arg, src, at, rows, from, c);
     }
 }
 
-/// Columns per block of [`extreme_arg_segment`].
-const ARG_BLOCK: usize = 16;
+/// Columns per block of [`extreme_arg_segment`] for 4-byte types (half for wider ones), then 8
+/// and single cells.
+const ARG_BLOCK: usize = 64;
 
 /// [`fold_blocks`] for min and max with positions: `B` values and their positions at a time.
+/// A block tracks the row number within the segment as a `u32` (half the registers of a
+/// position, so twice the columns per pass) and turns it into the position once at the end;
+/// a segment longer than [`ARG_CHUNK_ROWS`] is taken in pieces.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
@@ -548,27 +558,38 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     from: usize,
     mut c: usize,
 ) -> usize {
+    const KEEP: u32 = u32::MAX;
     let w = out.len();
     while c + B <= w {
         // Only the first pass over the rows prefetches (the later ones find them in cache).
         let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
         let mut v: [T; B] = out[c..c + B].try_into().expect("B cells");
-        let mut g: [i64; B] = arg[c..c + B].try_into().expect("B cells");
-        for i in from..rows.len() {
-            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
-            let p = rows.at(i) as i64;
-            for j in 0..B {
-                let n = C::combine(v[j], row[j]);
-                g[j] = if n.to_bits_u64() != v[j].to_bits_u64() {
-                    p
-                } else {
-                    g[j]
-                };
-                v[j] = n;
+        let mut lo = from;
+        while lo < rows.len() {
+            // Row numbers `i - lo` stay below `KEEP`, which marks a cell that kept its value.
+            let hi = lo + (rows.len() - lo).min(ARG_CHUNK_ROWS);
+            let mut g = [KEEP; B];
+            for i in lo..hi {
+                let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+                let r = (i - lo) as u32;
+                for j in 0..B {
+                    let n = C::combine(v[j], row[j]);
+                    g[j] = if n.to_bits_u64() != v[j].to_bits_u64() {
+                        r
+                    } else {
+                        g[j]
+                    };
+                    v[j] = n;
+                }
             }
+            // Branch-free: whether a cell changed is data-dependent.
+            for (a, &r) in arg[c..c + B].iter_mut().zip(&g) {
+                let p = rows.at(lo + if r == KEEP { 0 } else { r as usize }) as i64;
+                *a = if r == KEEP { *a } else { p };
+            }
+            lo = hi;
         }
         out[c..c + B].copy_from_slice(&v);
-        arg[c..c + B].copy_from_slice(&g);
         c += B;
     }
     c

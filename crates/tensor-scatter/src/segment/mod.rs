@@ -75,6 +75,7 @@ use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
 use crate::exec::{Ctx, Par};
 use crate::index::IndexInt;
+use crate::kernels::{Rows, build_rows};
 use crate::scatter::contiguous_data;
 use crate::shape::{Odometer, normalize_axis, numel};
 use crate::view::{Tensor, TensorView, TensorViewMut};
@@ -311,19 +312,11 @@ fn reduce_prepared<T: Element>(
     let ctx = Ctx::new(opts.par);
     // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
     let element = mode == Mode::PerElement;
-    let mut buf = match out {
-        Some(o) if element => o
-            .permute(&moved_last(out_shape.len(), dim))?
-            .try_to_vec(op, "out")?,
-        Some(o) => o.try_to_vec(op, "out")?,
-        None => filled_par(ctx, op, "out", total, T::default())?,
-    };
-    let mut arg = if want_arg {
-        Some(filled_par(ctx, op, "out", total, 0i64)?)
-    } else {
-        None
-    };
     if !want_arg && kind == Kind::Scatter && by_elements(dims, mode) {
+        let mut buf = match out {
+            Some(o) => o.try_to_vec(op, "out")?,
+            None => filled_par(ctx, op, "out", total, T::default())?,
+        };
         by_scatter_elements(
             op,
             src_data,
@@ -350,7 +343,39 @@ fn reduce_prepared<T: Element>(
             sorted: kind == Kind::Coo,
         },
     };
-    fold::run(op, ctx, &problem, &source, &mut buf, arg.as_deref_mut())?;
+    // Fresh outputs are initialised row by row by the fold's tasks (no filling pass).
+    let oom = |bytes| Error::out_of_memory(op, "out", bytes);
+    let fold = |rows: Rows<'_, T>| -> Result<Option<Vec<i64>>> {
+        if want_arg {
+            let arg = build_rows(total, 0i64, oom, |a| {
+                fold::run(op, ctx, &problem, &source, rows, Some(a))
+            })?;
+            Ok(Some(arg))
+        } else {
+            fold::run(op, ctx, &problem, &source, rows, None)?;
+            Ok(None)
+        }
+    };
+    let (mut buf, mut arg) = match out {
+        Some(o) => {
+            let mut buf = if element {
+                o.permute(&moved_last(out_shape.len(), dim))?
+                    .try_to_vec(op, "out")?
+            } else {
+                o.try_to_vec(op, "out")?
+            };
+            let arg = fold(Rows::init(&mut buf))?;
+            (buf, arg)
+        }
+        None => {
+            let mut arg = None;
+            let buf = build_rows(total, T::default(), oom, |rows| {
+                arg = fold(rows)?;
+                Ok(())
+            })?;
+            (buf, arg)
+        }
+    };
     if element {
         buf = from_bkn(op, &buf, dims)?;
         if let Some(a) = arg {

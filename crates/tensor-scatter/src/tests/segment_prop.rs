@@ -397,6 +397,67 @@ fn segment_long_lanes_of_single_elements_match_oracle() {
     }
 }
 
+/// Rows as wide as the fold's column blocks (and the leftovers after them), segments longer
+/// than a block of the positions' fold numbers (`ARG_CHUNK_ROWS` is 3 in this build), few
+/// distinct values (ties) and the float specials: every form, with and without `out` and
+/// positions, against the oracle.
+#[test]
+fn segment_wide_rows_match_oracle() {
+    for seed in 0..240u64 {
+        let form = [Form::Scatter, Form::Coo, Form::Csr][seed as usize % 3];
+        let mut case = generate(seed, form);
+        let mut rng = Rng::new(seed ^ 0x31de);
+        let w = rng.pick(&[7, 8, 9, 31, 33, 64, 65, 97, 130]);
+        let (e, n) = (1 + rng.below(40) as usize, 1 + rng.below(6) as usize);
+        case.src_shape = vec![e, w];
+        let opts = SegmentOptions::new().dim(0);
+        case.opts = if form == Form::Csr {
+            opts
+        } else {
+            opts.dim_size(n)
+        }
+        .reduce(rng.pick(&[
+            Reduction::Min,
+            Reduction::Max,
+            Reduction::Max,
+            Reduction::Add,
+            Reduction::Mean,
+        ]));
+        case.want_arg =
+            matches!(case.opts.reduce, Reduction::Min | Reduction::Max) && rng.chance(80);
+        let specials = case.dtype.is_float() && rng.chance(40);
+        case.src = (0..e * w)
+            .map(|_| {
+                if specials && rng.chance(10) {
+                    rng.pick(&[NAN, NEG_INF, 1001, 1003, 0])
+                } else {
+                    rng.below(4) as i64 - 2
+                }
+            })
+            .collect();
+        let mut index: Vec<i128> = (0..e).map(|_| rng.below(n as u64) as i128).collect();
+        if form != Form::Scatter {
+            index.sort_unstable();
+        }
+        if form == Form::Csr {
+            // Offsets into the rows: n segments over a sorted sample of 0..=e.
+            index = (0..=n).map(|_| rng.below(e as u64 + 1) as i128).collect();
+            index.sort_unstable();
+        }
+        case.index_shape = vec![index.len()];
+        case.index = index;
+        case.out = case.out.map(|_| {
+            (
+                vec![n, w],
+                (0..n * w).map(|_| rng.below(5) as i64 - 2).collect(),
+            )
+        });
+        if let Err(m) = check_case(&case) {
+            panic!("seed {seed}: {m}\ncase: {case:?}");
+        }
+    }
+}
+
 /// The generator must reach successes with data, errors, and every reduction with positions.
 #[test]
 fn segment_generator_covers_successes_and_errors() {
