@@ -467,79 +467,39 @@ fn fold_rows<T: Element, R: RowList>(
     }
 }
 
-/// Sum, product or mean of the rows, accumulated in `T::Wide` and rounded once. An empty
-/// segment (without `include_self`) gives 0 (1 for the product). The steps leave NaN as the
-/// hardware makes it (NaN absorbs every later step); the result is made canonical once.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn sum_like<T: Element, C: Combiner<T::Wide>, R: RowList>(
-    level: Level,
-    src: &[T],
-    at: (usize, usize),
-    rows: R,
-    out: &mut [T],
-    acc: &mut [T::Wide],
-    include_self: bool,
-    red: Reduction,
-) {
-    let acc = &mut acc[..out.len()];
-    if include_self {
-        for (a, &o) in acc.iter_mut().zip(out.iter()) {
-            *a = o.widen();
-        }
-    } else {
-        acc.fill(<T::Wide as Element>::identity(red));
-    }
-    fold_segment::<T, C, R>(level, acc, src, at, rows);
-    let count = u64::from(include_self) + rows.len() as u64;
-    if count == 0 {
-        out.fill(empty_value::<T>(red));
-    } else if red == Reduction::Mean {
-        for (o, &a) in out.iter_mut().zip(acc.iter()) {
-            *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
-        }
-    } else {
-        for (o, &a) in out.iter_mut().zip(acc.iter()) {
-            *o = T::narrow(a.canonical());
-        }
-    }
-}
-
 crate::kernels::simd::multiversion! {
     if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
-    /// `acc[j] = C(acc[j], row[j])` in the wide type for every row of a segment, compiled per
-    /// instruction set for the float types (the loop is what a sum, product or mean costs).
-    fn fold_segment<T: Element, C: Combiner<T::Wide>, R: RowList>(acc: &mut [T::Wide], src: &[T], at: (usize, usize), rows: R) -> () {
-        fold_all(acc, src, at, rows, 0, |a, x: T| C::combine(a, x.widen()));
-    }
-}
-
-crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
-    /// `out[j] = C(out[j], row[j])` (min and max, in the type itself) for rows `from..` of a
-    /// segment.
-    fn extreme_segment<T: Element, C: Combiner<T>, R: RowList>(out: &mut [T], src: &[T], at: (usize, usize), rows: R, from: usize) -> () {
-        fold_all(out, src, at, rows, from, C::combine);
-    }
-}
-
-crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
-    /// [`extreme_segment`], and `arg[j] = position` where the cell's bits changed (a select,
-    /// not a branch: which cells change is data-dependent).
-    fn extreme_arg_segment<T: Element, C: Combiner<T>, R: RowList>(out: &mut [T], arg: &mut [i64], src: &[T], at: (usize, usize), rows: R, from: usize) -> () {
-        let c = if std::mem::size_of::<T>() <= 4 {
-            arg_blocks::<T, C, R, ARG_BLOCK>(out, arg, src, at, rows, from, 0)
+    /// Sum, product or mean of the rows, accumulated in `T::Wide` and rounded once. An empty
+    /// segment (without `include_self`) gives 0 (1 for the product). The steps leave NaN as
+    /// the hardware makes it (NaN absorbs every later step); the result is made canonical
+    /// once. Compiled per instruction set for the float types, the start and the rounding
+    /// with the fold: on short segments they cost as much as it.
+    fn sum_like<T: Element, C: Combiner<T::Wide>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], acc: &mut [T::Wide], include_self: bool, red: Reduction) -> () {
+        let acc = &mut acc[..out.len()];
+        if include_self {
+            for (a, &o) in acc.iter_mut().zip(out.iter()) {
+                *a = o.widen();
+            }
         } else {
-            0
-        };
-        let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, arg, src, at, rows, from, c);
-        let c = arg_blocks::<T, C, R, 8>(out, arg, src, at, rows, from, c);
-        arg_blocks::<T, C, R, 1>(out, arg, src, at, rows, from, c);
+            acc.fill(<T::Wide as Element>::identity(red));
+        }
+        fold_all(acc, src, at, rows, 0, |a, x: T| C::combine(a, x.widen()));
+        let count = u64::from(include_self) + rows.len() as u64;
+        if count == 0 {
+            out.fill(empty_value::<T>(red));
+        } else if red == Reduction::Mean {
+            for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
+            }
+        } else {
+            for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                *o = T::narrow(a.canonical());
+            }
+        }
     }
 }
 
-/// Columns per block of [`extreme_arg_segment`] for 4-byte types (half for wider ones), then 8
+/// Columns per block of [`extreme`] with positions for 4-byte types (half for wider ones), then 8
 /// and single cells.
 const ARG_BLOCK: usize = 64;
 
@@ -604,39 +564,43 @@ pub(crate) fn empty_value<T: Element>(red: Reduction) -> T {
     }
 }
 
-/// Minimum or maximum of the rows, with the position of the element each cell took its
-/// value from (the first among equals, the first NaN): the position moves only when the
-/// fold's bits change. An empty segment gives 0 and position `e`.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn extreme<T: Element, C: Combiner<T>, R: RowList>(
-    level: Level,
-    src: &[T],
-    at: (usize, usize),
-    rows: R,
-    out: &mut [T],
-    mut arg: Option<&mut [i64]>,
-    include_self: bool,
-    e: usize,
-) {
-    if let Some(a) = arg.as_deref_mut() {
-        a.fill(e as i64);
-    }
-    let from = if include_self {
-        0
-    } else if rows.len() == 0 {
-        out.fill(T::default());
-        return;
-    } else {
-        // The identity folded with the first row is that row, bit for bit.
-        out.copy_from_slice(row_at(src, at, out.len(), rows, 0, 0));
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    /// Minimum or maximum of the rows (in the type itself), with the position of the element
+    /// each cell took its value from (the first among equals, the first NaN): the position
+    /// moves only when the fold's bits change, by a select (which cells change is
+    /// data-dependent). An empty segment gives 0 and position `e`. Compiled per instruction
+    /// set for f32 and f64, the start with the fold.
+    fn extreme<T: Element, C: Combiner<T>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], arg: Option<&mut [i64]>, include_self: bool, e: usize) -> () {
+        let mut arg = arg;
         if let Some(a) = arg.as_deref_mut() {
-            a.fill(rows.at(0) as i64);
+            a.fill(e as i64);
         }
-        1
-    };
-    match arg {
-        None => extreme_segment::<T, C, R>(level, out, src, at, rows, from),
-        Some(a) => extreme_arg_segment::<T, C, R>(level, out, a, src, at, rows, from),
+        let from = if include_self {
+            0
+        } else if rows.len() == 0 {
+            out.fill(T::default());
+            return;
+        } else {
+            // The identity folded with the first row is that row, bit for bit.
+            out.copy_from_slice(row_at(src, at, out.len(), rows, 0, 0));
+            if let Some(a) = arg.as_deref_mut() {
+                a.fill(rows.at(0) as i64);
+            }
+            1
+        };
+        match arg {
+            None => fold_all(out, src, at, rows, from, C::combine),
+            Some(a) => {
+                let c = if std::mem::size_of::<T>() <= 4 {
+                    arg_blocks::<T, C, R, ARG_BLOCK>(out, a, src, at, rows, from, 0)
+                } else {
+                    0
+                };
+                let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, src, at, rows, from, c);
+                let c = arg_blocks::<T, C, R, 8>(out, a, src, at, rows, from, c);
+                arg_blocks::<T, C, R, 1>(out, a, src, at, rows, from, c);
+            }
+        }
     }
 }
