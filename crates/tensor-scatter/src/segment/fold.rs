@@ -473,7 +473,8 @@ crate::kernels::simd::multiversion! {
     /// segment (without `include_self`) gives 0 (1 for the product). The steps leave NaN as
     /// the hardware makes it (NaN absorbs every later step); the result is made canonical
     /// once. Compiled per instruction set for the float types, the start and the rounding
-    /// with the fold: on short segments they cost as much as it.
+    /// with the fold (as baseline code around it they cost segment_coo about a tenth at 20
+    /// rows per segment).
     fn sum_like<T: Element, C: Combiner<T::Wide>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], acc: &mut [T::Wide], include_self: bool, red: Reduction) -> () {
         let acc = &mut acc[..out.len()];
         if include_self {
