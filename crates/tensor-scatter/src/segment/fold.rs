@@ -574,22 +574,21 @@ crate::kernels::simd::multiversion! {
     /// set for f32 and f64, the start with the fold.
     fn extreme<T: Element, C: Combiner<T>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], arg: Option<&mut [i64]>, include_self: bool, e: usize) -> () {
         let mut arg = arg;
-        if let Some(a) = arg.as_deref_mut() {
-            a.fill(e as i64);
-        }
-        let from = if include_self {
-            0
+        // Where each cell's value comes from before the fold: `out`'s own (position `e`), the
+        // empty segment's 0 (also `e`), or the first row (the identity folded with it is that
+        // row, bit for bit).
+        let (from, first) = if include_self {
+            (0, e)
         } else if rows.len() == 0 {
             out.fill(T::default());
-            return;
+            (0, e)
         } else {
-            // The identity folded with the first row is that row, bit for bit.
             out.copy_from_slice(row_at(src, at, out.len(), rows, 0, 0));
-            if let Some(a) = arg.as_deref_mut() {
-                a.fill(rows.at(0) as i64);
-            }
-            1
+            (1, rows.at(0))
         };
+        if let Some(a) = arg.as_deref_mut() {
+            a.fill(first as i64);
+        }
         match arg {
             None => fold_all(out, src, at, rows, from, C::combine),
             Some(a) => {
