@@ -1,7 +1,7 @@
 //! The native half of the Python package `tensor_scatter`: the six operators on NumPy arrays
 //! and CPU torch tensors, read where they lie and run with the GIL released. A call returns
-//! the result, or `None` when an argument cannot be borrowed as it is (another array kind, a
-//! stepped layout, foreign byte order, an output overlapping an input ...): the Python half
+//! the result, or `None` when an argument cannot be read as it is (another array kind,
+//! foreign byte order, a misaligned array, an output overlapping an input ...): the Python half
 //! then converts, checks and stages (`tensor_scatter/__init__.py`) and calls again. Library
 //! errors are raised as the package's exceptions, before anything was written.
 

@@ -1,9 +1,10 @@
 //! Arguments as the native half reads them, where they lie: NumPy arrays through the NumPy C
 //! API, CPU tensors of PyTorch as NumPy arrays over their memory (through DLPack for
-//! bfloat16), and the arrays the Python half prepared ([`Prepared`]). Anything else, or
-//! anything the library cannot borrow as it is (foreign byte order, misaligned, a stepped
-//! layout, bool bytes other than 0 and 1), is `None`: the Python half then converts it and
-//! calls again.
+//! bfloat16), and the arrays the Python half prepared ([`Prepared`]), whatever their strides
+//! (stepped and sliced layouts included: the library never touches the positions between
+//! the elements). Anything else, or anything the library cannot read as it is (foreign byte
+//! order, misaligned, strides that are not whole elements, bool bytes other than 0 and 1), is
+//! `None`: the Python half then converts it and calls again.
 
 use std::ffi::{c_int, c_void};
 
@@ -12,7 +13,7 @@ use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMet
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyType};
-use tensor_scatter::{DType, DynView, DynViewMut, gap_free_span};
+use tensor_scatter::{DType, DynView, DynViewMut, element_span, gap_free_span};
 
 use crate::errors::{Raised, raise};
 
@@ -118,8 +119,8 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Option<DType> {
     })
 }
 
-/// The bytes from the lowest to one past the highest element (`(0, 0)` for no elements), or
-/// `None` when the layout leaves gaps (the library borrows a view as one slice).
+/// The bytes from the lowest to one past the highest element (`(0, 0)` for no elements),
+/// gaps between the elements included; `None` when a position overflows.
 fn byte_span(
     origin: *mut u8,
     dtype: DType,
@@ -129,10 +130,11 @@ fn byte_span(
     if shape.contains(&0) {
         return Some((0, 0));
     }
-    let (lo, hi) = gap_free_span(shape, strides)?;
+    let (lo, hi) = element_span(shape, strides)?;
     let size = dtype.size_of() as isize;
     let o = origin as isize;
-    Some(((o + lo * size) as usize, (o + (hi + 1) * size) as usize))
+    let end = hi.checked_add(1)?.checked_mul(size)?;
+    Some(((o + lo.checked_mul(size)?) as usize, (o + end) as usize))
 }
 
 impl<'py> Operand<'py> {
@@ -308,10 +310,36 @@ impl<'py> Operand<'py> {
             return true;
         }
         let (lo, hi) = self.span;
-        // SAFETY: the operand is gap-free, so its span is exactly its elements' bytes, alive
-        // while `obj` is held.
-        let bytes = unsafe { std::slice::from_raw_parts(lo as *const u8, hi - lo) };
-        bytes.iter().all(|&b| b <= 1)
+        if gap_free_span(&self.shape, &self.strides).is_some() {
+            // SAFETY: the operand has no gaps, so its span is exactly its elements' bytes,
+            // alive while `obj` is held.
+            let bytes = unsafe { std::slice::from_raw_parts(lo as *const u8, hi - lo) };
+            return bytes.iter().all(|&b| b <= 1);
+        }
+        // With gaps, element by element: the positions between them are not ours to read.
+        let mut coord = vec![0usize; self.shape.len()];
+        let mut at = 0isize;
+        loop {
+            // SAFETY: `at` is the offset of the in-shape coordinate `coord` (bool elements
+            // are bytes), one of the operand's elements, alive while `obj` is held.
+            if unsafe { *self.origin.offset(at) } > 1 {
+                return false;
+            }
+            let mut d = self.shape.len();
+            loop {
+                if d == 0 {
+                    return true;
+                }
+                d -= 1;
+                coord[d] += 1;
+                at += self.strides[d];
+                if coord[d] < self.shape[d] {
+                    break;
+                }
+                at -= self.strides[d] * self.shape[d] as isize;
+                coord[d] = 0;
+            }
+        }
     }
 
     /// The library's read-only view.
@@ -319,8 +347,8 @@ impl<'py> Operand<'py> {
     /// # Safety
     /// Nothing writes the operand's elements while the view lives (the caller holds `self`).
     pub unsafe fn view<'a>(&self) -> Result<DynView<'a>, Raised> {
-        // SAFETY: aligned (checked), gap-free, bool bytes checked, alive while `self` is held;
-        // unwritten by the caller's contract.
+        // SAFETY: aligned (checked), the elements of one array, bool bytes checked, alive while
+        // `self` is held; unwritten by the caller's contract.
         unsafe { DynView::from_raw_parts(self.dtype, self.origin, &self.shape, &self.strides) }
             .map_err(|e| raise(self.obj.py(), &e))
     }

@@ -46,12 +46,17 @@ def test_out_receives_the_result_and_out_equal_data_scatters_in_place():
     col = big[:, 2]
     ts.scatter_elements(col, np.array([2, 0]), np.array([1.5, 2.5]), out=col)
     assert big[:, 2].tolist() == [2.5, 0.0, 1.5] and big.sum() == 4.0
-    # A stepped output (gaps) is written through a stage and copied back.
-    wide = np.zeros(8, np.float64)
+    # A stepped output (gaps) is written where it lies; the cells between are not touched.
+    wide = np.full(8, -1.0)
     view = wide[::2]
     g = ts.gather(np.array([1.0, 2.0, 3.0]), np.array([2, 0, 1, 1]), out=view)
     assert g is view
-    assert wide.tolist() == [3, 0, 1, 0, 2, 0, 2, 0]
+    assert wide.tolist() == [3, -1, 1, -1, 2, -1, 2, -1]
+    grid = np.full((3, 8), -1.0)
+    block = grid[:, 2:6:2]  # a block with gaps, scattered into in place
+    ts.scatter_elements(block, np.array([[2, 0]]), np.array([[5.0, 7.0]]), out=block, reduction="add")
+    assert grid[:, 2:6:2].tolist() == [[-1, 6], [-1, -1], [4, -1]]
+    assert (np.delete(grid, [2, 4], axis=1) == -1).all()
 
 
 def test_an_output_that_shares_memory_with_an_input_gives_the_bits_of_separate_arrays():
@@ -200,8 +205,9 @@ def test_the_readme_python_quick_start_runs_as_written():
 
 
 def test_the_native_path_and_the_general_path_agree():
-    """Arrays the native half takes as they are, and the same values in a layout it hands to
-    the Python half (byte-swapped, stepped), give the same bits and the same errors."""
+    """Arrays the native half takes as they are (stepped ones included), and the same values
+    in a layout it hands to the Python half (byte-swapped, misaligned), give the same bits and
+    the same errors."""
     from tensor_scatter import _native
 
     rng = np.random.default_rng(5)
@@ -213,16 +219,20 @@ def test_the_native_path_and_the_general_path_agree():
     swapped = data.astype(">f4")
     stepped = np.zeros((4, 12), np.float32)[:, ::2]
     stepped[...] = data
+    misaligned = np.frombuffer(bytearray(b"\0" + data.tobytes()), np.float32, offset=1).reshape(4, 6)
+    assert not misaligned.flags.aligned
     assert _native.scatter("elements", swapped, idx, upd, None, *opts) is None
-    assert _native.scatter("elements", stepped, idx, upd, None, *opts) is None
+    assert _native.scatter("elements", misaligned, idx, upd, None, *opts) is None
+    assert _native.scatter("elements", stepped, idx, upd, None, *opts) is not None
+    others = (swapped, stepped, misaligned)
     for red in ["none", "add", "mul", "min", "max", "mean"]:
         want = ts.scatter_elements(data, idx, upd, axis=1, reduction=red)
-        for d in (swapped, stepped):
+        for d in others:
             assert bits(ts.scatter_elements(d, idx, upd, axis=1, reduction=red)) == bits(want)
     want = ts.gather(data, idx[:, :2], axis=1)
-    for d in (swapped, stepped):
+    for d in others:
         assert bits(ts.gather(d, idx[:, :2], axis=1)) == bits(want)
-    for d in (data, swapped, stepped):
+    for d in (data, *others):
         with pytest.raises(IndexError, match="indices"):
             ts.gather(d, np.array([9]), axis=1)
 

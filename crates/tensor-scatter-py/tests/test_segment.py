@@ -262,12 +262,12 @@ def test_errors_are_python_exceptions_and_out_is_untouched():
 
 def test_strided_and_foreign_inputs_take_the_general_path():
     base = np.arange(24.0).reshape(4, 6)
-    src = base[:, ::2]  # stepped: copied by the general path
+    src = base[:, ::2]  # stepped: read where it lies
     index = np.array([1, 0, 1, 1])
     want = ts.scatter(np.ascontiguousarray(src), index, 0)
     assert np.array_equal(ts.scatter(src, index, 0), want)
     assert np.array_equal(ts.scatter(src.tolist(), index.tolist(), 0), want)
-    # A stepped out is written through a stage, with its values taking part.
+    # A stepped out is written where it lies, with its values taking part.
     out = np.ones((2, 6))
     view = out[:, ::2]
     r = ts.scatter(src, index, 0, out=view)

@@ -8,7 +8,6 @@ use std::fmt;
 
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind};
-use crate::shape::Odometer;
 use crate::view::{Tensor, TensorView};
 
 mod private {
@@ -133,10 +132,7 @@ fn convert<I: IndexInt, J: Copy>(
             l.numel.saturating_mul(std::mem::size_of::<J>()),
         )
     })?;
-    let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
-    while let Some([p]) = odo.next_offsets() {
-        out.push(to(v.data[p as usize].to_i64_sat()));
-    }
+    v.for_each(|x| out.push(to(x.to_i64_sat())));
     Ok(Tensor {
         data: out,
         shape: l.shape.clone(),

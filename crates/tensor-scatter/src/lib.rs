@@ -116,7 +116,7 @@ pub use gather::{gather_elements_into, gather_into, gather_nd_into};
 pub use gather::{gather_elements_vjp, gather_nd_vjp, gather_vjp};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 pub use kernels::{try_vec_with_huge_pages, vec_with_huge_pages};
-pub use raw_view::gap_free_span;
+pub use raw_view::{element_span, gap_free_span};
 pub use reduce::Accumulation;
 pub use scatter::elements::{scatter_elements, scatter_elements_into, scatter_elements_out};
 pub use scatter::nd::{scatter_nd, scatter_nd_into, scatter_nd_out};

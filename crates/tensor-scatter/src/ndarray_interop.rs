@@ -1,15 +1,15 @@
 //! `ndarray` arrays in and out, without a copy (feature `ndarray`).
 //!
-//! An `ArrayView` becomes a [`TensorView`] over the same memory, with its strides (negative
-//! and, for a read-only view, zero strides included), and a view of ours becomes an
-//! `ArrayView`. An owned [`Tensor`] and an `ArrayD` give each other their buffer.
-//!
-//! What cannot be converted without a copy, and is refused instead (an
-//! [`InvalidView`](ErrorKind::InvalidView) error, never a hidden copy): a view with gaps between
-//! its elements, such as `a.slice(s![.., ..;2])`. Our views borrow a slice covering every
-//! element between the lowest and highest address, and a slice over the gaps would alias
-//! memory another view may hold mutably; `view.as_standard_layout()` makes the copy
-//! explicitly.
+//! An `ArrayView` becomes a [`TensorView`] over the same memory, with its strides (negative,
+//! stepped, blocks with gaps between their rows, and for a read-only view zero strides), and a
+//! view of ours becomes an `ArrayView`. An owned [`Tensor`] and an `ArrayD` give each other
+//! their buffer. The conversions copy nothing, and the operators never touch the positions
+//! between a view's elements, which may belong to another view (the other half of a
+//! `multi_slice_mut`). The scatters and gathers read and write strided views where they lie;
+//! a few paths work on a contiguous copy of the elements of a strided operand: the segment
+//! family's `src`, a gather's caller-provided `out`, and, for views with gaps, the
+//! destination and updates of `mean` and of the wide `f16`/`bf16` accumulation (the
+//! sequential engine).
 //!
 //! ```
 //! use ndarray::{array, s};
@@ -33,7 +33,8 @@
 //! ```
 
 use ndarray::{
-    ArrayD, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Dimension, IxDyn, ShapeBuilder,
+    ArrayD, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Axis, Dimension, IxDyn,
+    ShapeBuilder,
 };
 
 use crate::error::{Error, ErrorKind, Result};
@@ -45,12 +46,11 @@ impl<'a, T: Copy, D: Dimension> TryFrom<ArrayView<'a, T, D>> for TensorView<'a, 
     /// The same elements, shape and strides, without a copy.
     ///
     /// # Errors
-    /// [`InvalidView`](ErrorKind::InvalidView) for a view with gaps between its elements.
+    /// None in practice: ndarray's views are valid layouts.
     fn try_from(a: ArrayView<'a, T, D>) -> Result<Self> {
         // SAFETY: `a` borrows every element it addresses for 'a, read-only, and they are
-        // aligned, initialised `T`s at `as_ptr()` plus the strides.
+        // aligned, initialised `T`s at `as_ptr()` plus the strides, in one allocation.
         unsafe { TensorView::from_raw_parts(a.as_ptr(), a.shape(), a.strides()) }
-            .map_err(|e| hint(e, "as_standard_layout"))
     }
 }
 
@@ -60,37 +60,13 @@ impl<'a, T: Copy, D: Dimension> TryFrom<ArrayViewMut<'a, T, D>> for TensorViewMu
     /// The same elements, shape and strides, writable, without a copy.
     ///
     /// # Errors
-    /// [`InvalidView`](ErrorKind::InvalidView) for a view with gaps between its elements.
+    /// None in practice (ndarray's writable views do not overlap themselves).
     fn try_from(mut a: ArrayViewMut<'a, T, D>) -> Result<Self> {
         let (shape, strides) = (a.shape().to_vec(), a.strides().to_vec());
         // SAFETY: `a`, consumed here, borrows every element it addresses uniquely for 'a
-        // (aligned, initialised `T`s), so nothing else reaches them for 'a.
+        // (aligned, initialised `T`s in one allocation), so nothing else reaches them for 'a.
         unsafe { TensorViewMut::from_raw_parts(a.as_mut_ptr(), &shape, &strides) }
-            .map_err(|e| hint(e, "as_standard_layout"))
     }
-}
-
-/// `e`, its reason naming `ndarray`'s way to copy when it is a layout error.
-fn hint(e: Error, copy: &str) -> Error {
-    match e.kind() {
-        ErrorKind::InvalidView { reason, .. } => Error::new(ErrorKind::InvalidView {
-            op: "ndarray",
-            arg: "view",
-            reason: format!("{reason} ({copy})"),
-        }),
-        _ => e,
-    }
-}
-
-/// `ndarray`'s form of a layout: strides as it stores them (two's complement in `usize`) and
-/// the slice from the lowest position the view reaches.
-fn nd_layout(
-    shape: &[usize],
-    strides: &[isize],
-    lo: usize,
-) -> (ndarray::StrideShape<IxDyn>, usize) {
-    let strides: Vec<usize> = strides.iter().map(|&s| s as usize).collect();
-    (IxDyn(shape).strides(IxDyn(&strides)), lo)
 }
 
 fn nd_error(e: ndarray::ShapeError) -> Error {
@@ -101,8 +77,16 @@ fn nd_error(e: ndarray::ShapeError) -> Error {
     })
 }
 
+/// `ndarray`'s form of a layout from its lowest address: the strides' magnitudes (it takes
+/// no negative stride from a pointer; the dims that run backwards are inverted after).
+fn nd_shape(shape: &[usize], strides: &[isize]) -> ndarray::StrideShape<IxDyn> {
+    let abs: Vec<usize> = strides.iter().map(|s| s.unsigned_abs()).collect();
+    IxDyn(shape).strides(IxDyn(&abs))
+}
+
 impl<'a, T: Copy> TensorView<'a, T> {
-    /// The same elements as an `ndarray` view (dynamic rank), without a copy.
+    /// The same elements as an `ndarray` view (dynamic rank), without a copy, whatever the
+    /// strides.
     ///
     /// # Errors
     /// [`InvalidView`](ErrorKind::InvalidView) if `ndarray` refuses the layout (it accepts
@@ -118,23 +102,42 @@ impl<'a, T: Copy> TensorView<'a, T> {
         let Some((lo, _)) = l.span() else {
             return ArrayView::from_shape(IxDyn(&l.shape), &[]).map_err(nd_error);
         };
-        let (shape, lo) = nd_layout(&l.shape, &l.strides, lo);
-        ArrayView::from_shape(shape, &self.data[lo..]).map_err(nd_error)
+        let ptr = self.data.ptr_at(lo);
+        // SAFETY: the view's elements are valid, aligned `T`s nobody writes for 'a (its
+        // contract); walking from its lowest position by the strides' magnitudes reaches
+        // exactly them (positions `lo..=hi` of one allocation, span below isize::MAX).
+        let mut v = unsafe { ArrayView::from_shape_ptr(nd_shape(&l.shape, &l.strides), ptr) };
+        for (d, &s) in l.strides.iter().enumerate() {
+            if s < 0 {
+                v.invert_axis(Axis(d));
+            }
+        }
+        Ok(v)
     }
 }
 
 impl<'a, T: Copy> TensorViewMut<'a, T> {
-    /// The same elements as a writable `ndarray` view (dynamic rank), without a copy.
+    /// The same elements as a writable `ndarray` view (dynamic rank), without a copy,
+    /// whatever the strides.
     ///
     /// # Errors
     /// As [`TensorView::to_ndarray`].
-    pub fn into_ndarray(self) -> Result<ArrayViewMutD<'a, T>> {
-        let l = self.layout;
-        let Some((lo, _)) = l.span() else {
-            return ArrayViewMut::from_shape(IxDyn(&l.shape), &mut []).map_err(nd_error);
+    pub fn into_ndarray(mut self) -> Result<ArrayViewMutD<'a, T>> {
+        let Some((lo, _)) = self.layout.span() else {
+            return ArrayViewMut::from_shape(IxDyn(&self.layout.shape), &mut []).map_err(nd_error);
         };
-        let (shape, lo) = nd_layout(&l.shape, &l.strides, lo);
-        ArrayViewMut::from_shape(shape, &mut self.data[lo..]).map_err(nd_error)
+        let ptr = self.data.ptr_at_mut(lo);
+        let l = &self.layout;
+        // SAFETY: as in `to_ndarray`, with the elements this view's alone for 'a (it is
+        // consumed here) and never two coordinates on one element (a writable view does not
+        // overlap itself).
+        let mut v = unsafe { ArrayViewMut::from_shape_ptr(nd_shape(&l.shape, &l.strides), ptr) };
+        for (d, &s) in l.strides.iter().enumerate() {
+            if s < 0 {
+                v.invert_axis(Axis(d));
+            }
+        }
+        Ok(v)
     }
 }
 

@@ -1,21 +1,19 @@
 //! Views over memory that another owner describes by a pointer, a shape and strides (NumPy,
 //! DLPack, `ndarray`): [`TensorView::from_raw_parts`] and [`TensorViewMut::from_raw_parts`].
 //!
-//! Our views borrow one slice that covers every element from the lowest to the highest
-//! address. That is sound only when every position in between is one of the view's own
-//! elements (any dim order, negative strides, broadcast dims): a slice over a gap would borrow
-//! memory the owner may have lent to someone else. A view with gaps (a stepped slice such as
-//! NumPy's `a[:, ::2]`) is therefore refused with an
-//! [`InvalidView`](ErrorKind::InvalidView) error, and its caller copies it explicitly.
+//! Any layout is accepted, gaps between the elements included (a stepped slice such as
+//! NumPy's `a[:, ::2]`, a block such as `a[:, 1:3]`): no copy is made. The positions between
+//! the elements belong to their owner, who may lend them to someone else, so the view never
+//! reads, writes or borrows them.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::view::{TensorView, TensorViewMut};
+use crate::kernels::elems::{Elems, ElemsMut};
+use crate::view::{Layout, TensorView, TensorViewMut};
 
 /// The element positions `[lo, hi]` a non-empty layout reaches relative to its origin, when
 /// each of them is one of the layout's elements; `None` when the layout leaves gaps (or the
-/// ranks differ, or a position overflows). What [`TensorView::from_raw_parts`] accepts, for
-/// a caller (a binding) that decides beforehand whether to copy, or whether two arrays
-/// overlap.
+/// ranks differ, or a position overflows). Such a layout's bytes are exactly its elements'
+/// (a binding may read them as one slice); [`element_span`] gives the span of any layout.
 ///
 /// ```
 /// // A reversed, transposed [3, 2] block: positions -5..=0 of its origin, no gaps.
@@ -55,6 +53,21 @@ pub fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize
         }
         covered = covered.checked_mul(n)?;
     }
+    element_span(shape, strides)
+}
+
+/// The element positions `[lo, hi]` a non-empty layout reaches relative to its origin, gaps
+/// between its elements included; `None` when the ranks differ or a position (or the span's
+/// length) overflows `isize`. What a binding needs to tell whether two arrays may overlap.
+///
+/// ```
+/// // Every other element of 4, backwards from the origin.
+/// assert_eq!(tensor_scatter::element_span(&[4], &[-2]), Some((-6, 0)));
+/// ```
+pub fn element_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)> {
+    if shape.len() != strides.len() {
+        return None;
+    }
     let (mut lo, mut hi) = (0isize, 0isize);
     for (&n, &s) in shape.iter().zip(strides) {
         let reach = (n as isize - 1).checked_mul(s)?;
@@ -64,11 +77,13 @@ pub fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize
             hi = hi.checked_add(reach)?;
         }
     }
+    hi.checked_sub(lo)?.checked_add(1)?;
     Some((lo, hi))
 }
 
-/// The span of a non-empty layout, or the error that explains why it cannot be borrowed.
-fn span(shape: &[usize], strides: &[isize]) -> Result<(isize, isize)> {
+/// The positions `[lo, hi]` a non-empty layout reaches relative to its origin, or the error
+/// for a rank mismatch or a position past the address space.
+fn reach(shape: &[usize], strides: &[isize]) -> Result<(isize, isize)> {
     if shape.len() != strides.len() {
         return Err(invalid(format!(
             "{} strides for a shape of rank {}",
@@ -76,13 +91,7 @@ fn span(shape: &[usize], strides: &[isize]) -> Result<(isize, isize)> {
             shape.len()
         )));
     }
-    gap_free_span(shape, strides).ok_or_else(|| {
-        invalid(format!(
-            "shape {shape:?} with strides {strides:?} leaves gaps between its elements, which \
-             a view cannot borrow without borrowing the gaps too; copy it into a contiguous \
-             array first"
-        ))
-    })
+    element_span(shape, strides).ok_or_else(|| Error::overflow("view", "strides"))
 }
 
 fn invalid(reason: String) -> Error {
@@ -97,14 +106,16 @@ impl<'a, T: Copy> TensorView<'a, T> {
     /// A view of the elements another owner describes: element `c` at `origin + Σ c[d]·strides[d]`
     /// (element strides, negative and zero allowed). No copy.
     ///
+    /// Gaps between the elements are allowed; they are never read (see the module docs).
+    ///
     /// # Errors
-    /// [`InvalidView`](ErrorKind::InvalidView) when the layout leaves gaps between its
-    /// elements (see the module docs) or the ranks differ; `SizeOverflow` for a shape past the
-    /// address space.
+    /// [`InvalidView`](ErrorKind::InvalidView) when the ranks differ; `SizeOverflow` for a
+    /// shape or a span past the address space.
     ///
     /// # Safety
-    /// When the shape has elements: `origin` is aligned for `T`, and every element the layout
-    /// addresses is a valid, initialised `T` that nobody writes for `'a`.
+    /// When the shape has elements: `origin` is aligned for `T`, every element the layout
+    /// addresses is a valid, initialised `T` that nobody writes for `'a`, and they all lie in
+    /// one allocation.
     ///
     /// ```
     /// use tensor_scatter::TensorView;
@@ -122,13 +133,22 @@ impl<'a, T: Copy> TensorView<'a, T> {
         if shape.contains(&0) {
             return TensorView::with_strides(&[], 0, shape, strides);
         }
-        let (lo, hi) = span(shape, strides)?;
-        // SAFETY: the caller vouches for every element the layout addresses, shared for 'a;
-        // `span` showed that they are exactly the positions `lo..=hi` from `origin`, so the
-        // slice covers only them (and its length, at most the number of distinct elements,
-        // fits in isize since they all lie in one allocation).
-        let data = unsafe { std::slice::from_raw_parts(origin.offset(lo), (hi - lo) as usize + 1) };
-        TensorView::with_strides(data, lo.unsigned_abs(), shape, strides)
+        let (lo, hi) = reach(shape, strides)?;
+        let len = (hi - lo) as usize + 1;
+        if gap_free_span(shape, strides).is_some() {
+            // SAFETY: the caller vouches for every element the layout addresses, shared for
+            // 'a; with no gaps they are exactly the positions `lo..=hi` from `origin`, so the
+            // slice covers only them (and its length, at most the number of distinct
+            // elements, fits in isize since they all lie in one allocation).
+            let data = unsafe { std::slice::from_raw_parts(origin.offset(lo), len) };
+            return TensorView::with_strides(data, lo.unsigned_abs(), shape, strides);
+        }
+        let layout = Layout::new(len, lo.unsigned_abs(), shape, strides)?;
+        // SAFETY: the caller vouches for every element the layout addresses, shared for 'a,
+        // and they lie in one allocation between `origin + lo` and `origin + hi`; the view
+        // reads only them.
+        let data = unsafe { Elems::gapped(origin.offset(lo), len) };
+        Ok(TensorView { data, layout })
     }
 }
 
@@ -141,8 +161,25 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
     /// coordinates share one element.
     ///
     /// # Safety
-    /// When the shape has elements: `origin` is aligned for `T`, and every element the layout
-    /// addresses is a valid, initialised `T` that nobody else reads or writes for `'a`.
+    /// When the shape has elements: `origin` is aligned for `T`, every element the layout
+    /// addresses is a valid, initialised `T` that nobody else reads or writes for `'a`, and
+    /// they all lie in one allocation. The positions between them may be anyone's.
+    ///
+    /// ```
+    /// use tensor_scatter::{Reduction, ScatterOptions, TensorView, TensorViewMut};
+    /// let mut buf = [0.0f32; 8];
+    /// // Columns 1 and 2 of the [2, 4] buffer: a block with gaps, written in place.
+    /// // SAFETY: every element reached lies in `buf`, borrowed exclusively for the view's life.
+    /// let mut dest = unsafe {
+    ///     TensorViewMut::from_raw_parts(buf.as_mut_ptr().add(1), &[2, 2], &[4, 1])
+    /// }
+    /// .unwrap();
+    /// let idx = TensorView::new(&[1i64, 0], &[1, 2]).unwrap();
+    /// let upd = TensorView::new(&[5.0f32, 7.0], &[1, 2]).unwrap();
+    /// let opts = ScatterOptions::new().axis(0).reduction(Reduction::Add);
+    /// tensor_scatter::scatter_elements_into(&mut dest, &idx, &upd, &opts).unwrap();
+    /// assert_eq!(buf, [0.0, 0.0, 7.0, 0.0, 0.0, 5.0, 0.0, 0.0]);
+    /// ```
     pub unsafe fn from_raw_parts(
         origin: *mut T,
         shape: &[usize],
@@ -151,13 +188,22 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
         if shape.contains(&0) {
             return TensorViewMut::with_strides(&mut [], 0, shape, strides);
         }
-        let (lo, hi) = span(shape, strides)?;
+        let (lo, hi) = reach(shape, strides)?;
+        let len = (hi - lo) as usize + 1;
+        if gap_free_span(shape, strides).is_some() {
+            // SAFETY: as in `TensorView::from_raw_parts`, with the elements the caller's alone
+            // for 'a; a broadcast dim would make two coordinates one element, which
+            // `with_strides` refuses before anything is written.
+            let data = unsafe { std::slice::from_raw_parts_mut(origin.offset(lo), len) };
+            return TensorViewMut::with_strides(data, lo.unsigned_abs(), shape, strides);
+        }
+        let layout = Layout::new(len, lo.unsigned_abs(), shape, strides)?;
+        layout.check_no_overlap()?;
         // SAFETY: as in `TensorView::from_raw_parts`, with the elements the caller's alone for
-        // 'a; a broadcast dim would make two coordinates one element, which `with_strides`
-        // refuses before anything is written.
-        let data =
-            unsafe { std::slice::from_raw_parts_mut(origin.offset(lo), (hi - lo) as usize + 1) };
-        TensorViewMut::with_strides(data, lo.unsigned_abs(), shape, strides)
+        // 'a; the view reads and writes only them, each through one coordinate (no overlap,
+        // checked above).
+        let data = unsafe { ElemsMut::gapped(origin.offset(lo), len) };
+        Ok(TensorViewMut { data, layout })
     }
 }
 

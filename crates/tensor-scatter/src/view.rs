@@ -2,6 +2,7 @@
 //! contiguous [`Tensor`] the out-of-place operators return.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::kernels::elems::{Elems, ElemsMut};
 use crate::shape::{contiguous_strides, numel};
 
 /// The validated geometry of a view: where its elements lie in the buffer.
@@ -16,7 +17,12 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// Checks that every element of `shape`/`strides` at `offset` lies inside `len` elements.
-    fn new(len: usize, offset: usize, shape: &[usize], strides: &[isize]) -> Result<Layout> {
+    pub(crate) fn new(
+        len: usize,
+        offset: usize,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<Layout> {
         let bad = |reason: String| {
             Error::new(ErrorKind::InvalidView {
                 op: "view",
@@ -90,7 +96,7 @@ impl Layout {
 
     /// Rejects layouts in which two coordinates share one buffer position: sorted by stride
     /// magnitude, each stride must step over everything the smaller ones reach.
-    fn check_no_overlap(&self) -> Result<()> {
+    pub(crate) fn check_no_overlap(&self) -> Result<()> {
         if self.numel <= 1 {
             return Ok(());
         }
@@ -158,7 +164,7 @@ impl Layout {
 /// ```
 #[derive(Clone, Debug)]
 pub struct TensorView<'a, T> {
-    pub(crate) data: &'a [T],
+    pub(crate) data: Elems<'a, T>,
     pub(crate) layout: Layout,
 }
 
@@ -170,7 +176,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
     /// [`SizeOverflow`](ErrorKind::SizeOverflow) when the count overflows.
     pub fn new(data: &'a [T], shape: &[usize]) -> Result<Self> {
         Ok(TensorView {
-            data,
+            data: Elems::new(data),
             layout: Layout::contiguous(data.len(), shape)?,
         })
     }
@@ -188,7 +194,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
         strides: &[isize],
     ) -> Result<Self> {
         Ok(TensorView {
-            data,
+            data: Elems::new(data),
             layout: Layout::new(data.len(), offset, shape, strides)?,
         })
     }
@@ -215,12 +221,14 @@ impl<'a, T: Copy> TensorView<'a, T> {
 
     /// The element at `coord`, or `None` outside the shape.
     pub fn get(&self, coord: &[usize]) -> Option<T> {
-        in_shape(&self.layout.shape, coord).then(|| self.data[self.layout.position(coord)])
+        in_shape(&self.layout.shape, coord).then(|| self.at(coord))
     }
 
     /// The elements in row-major order.
     pub fn to_vec(&self) -> Vec<T> {
-        gather_row_major(self.data, &self.layout)
+        let mut out = Vec::with_capacity(self.layout.numel);
+        self.for_each(|v| out.push(v));
+        out
     }
 
     /// A contiguous copy.
@@ -236,7 +244,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
     pub(crate) fn contiguous_unchecked(data: &'a [T], shape: &[usize]) -> TensorView<'a, T> {
         TensorView {
             layout: Layout::contiguous_unchecked(shape, data.len()),
-            data,
+            data: Elems::new(data),
         }
     }
 
@@ -268,7 +276,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
         out.try_reserve_exact(n).map_err(|_| {
             Error::out_of_memory(op, arg, n.saturating_mul(std::mem::size_of::<T>()))
         })?;
-        gather_row_major_into(self.data, &self.layout, &mut out);
+        self.for_each(|v| out.push(v));
         Ok(out)
     }
 }
@@ -284,7 +292,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
 /// ```
 #[derive(Debug)]
 pub struct TensorViewMut<'a, T> {
-    pub(crate) data: &'a mut [T],
+    pub(crate) data: ElemsMut<'a, T>,
     pub(crate) layout: Layout,
 }
 
@@ -295,7 +303,10 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
     /// As [`TensorView::new`].
     pub fn new(data: &'a mut [T], shape: &[usize]) -> Result<Self> {
         let layout = Layout::contiguous(data.len(), shape)?;
-        Ok(TensorViewMut { data, layout })
+        Ok(TensorViewMut {
+            data: ElemsMut::new(data),
+            layout,
+        })
     }
 
     /// A contiguous writable view of `data` as `shape`, which the caller knows holds exactly
@@ -303,14 +314,14 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
     pub(crate) fn contiguous_unchecked(data: &'a mut [T], shape: &[usize]) -> TensorViewMut<'a, T> {
         TensorViewMut {
             layout: Layout::contiguous_unchecked(shape, data.len()),
-            data,
+            data: ElemsMut::new(data),
         }
     }
 
     /// The same view, borrowed for a shorter time (to pass it to an operation and keep it).
     pub fn reborrow(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut {
-            data: &mut *self.data,
+            data: self.data.reborrow(),
             layout: self.layout.clone(),
         }
     }
@@ -328,7 +339,10 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
     ) -> Result<Self> {
         let layout = Layout::new(data.len(), offset, shape, strides)?;
         layout.check_no_overlap()?;
-        Ok(TensorViewMut { data, layout })
+        Ok(TensorViewMut {
+            data: ElemsMut::new(data),
+            layout,
+        })
     }
 
     /// The shape.
@@ -338,13 +352,13 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
 
     /// The elements in row-major order.
     pub fn to_vec(&self) -> Vec<T> {
-        gather_row_major(self.data, &self.layout)
+        self.as_view().to_vec()
     }
 
     /// A read-only view of the same elements.
     pub fn as_view(&self) -> TensorView<'_, T> {
         TensorView {
-            data: self.data,
+            data: self.data.shared(),
             layout: self.layout.clone(),
         }
     }
@@ -400,7 +414,7 @@ impl<T: Copy> Tensor<T> {
     /// A view of the whole tensor.
     pub fn view(&self) -> TensorView<'_, T> {
         TensorView {
-            data: &self.data,
+            data: Elems::new(&self.data),
             layout: Layout {
                 shape: self.shape.clone(),
                 strides: contiguous_strides(&self.shape),
@@ -419,7 +433,7 @@ impl<T: Copy> Tensor<T> {
             numel: self.data.len(),
         };
         TensorViewMut {
-            data: &mut self.data,
+            data: ElemsMut::new(&mut self.data),
             layout,
         }
     }
@@ -567,23 +581,4 @@ impl<'a, T> TensorViewMut<'a, T> {
 
 fn in_shape(shape: &[usize], coord: &[usize]) -> bool {
     coord.len() == shape.len() && coord.iter().zip(shape).all(|(c, d)| c < d)
-}
-
-fn gather_row_major<T: Copy>(data: &[T], layout: &Layout) -> Vec<T> {
-    let mut out = Vec::with_capacity(layout.numel);
-    gather_row_major_into(data, layout, &mut out);
-    out
-}
-
-/// Appends the view's elements to `out`, in row-major order.
-fn gather_row_major_into<T: Copy>(data: &[T], layout: &Layout, out: &mut Vec<T>) {
-    let mut odo = crate::shape::Odometer::new(
-        &layout.shape,
-        [&layout.strides],
-        [layout.offset as isize],
-        layout.numel,
-    );
-    while let Some([p]) = odo.next_offsets() {
-        out.push(data[p as usize]);
-    }
 }

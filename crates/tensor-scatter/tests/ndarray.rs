@@ -1,10 +1,10 @@
-//! The `ndarray` feature: arrays and views in and out without a copy, any layout without gaps.
+//! The `ndarray` feature: arrays and views in and out without a copy, any layout.
 #![cfg(feature = "ndarray")]
 
 use ndarray::{Array, ArrayD, Axis, Dimension, IxDyn, ShapeBuilder, array, s};
 use tensor_scatter::{
-    ErrorKind, GatherOptions, Reduction, ScatterOptions, Tensor, TensorView, TensorViewMut,
-    gather_elements, scatter_elements, scatter_elements_into,
+    GatherOptions, Reduction, ScatterOptions, Tensor, TensorView, TensorViewMut, gather_elements,
+    scatter_elements, scatter_elements_into,
 };
 
 /// Whether `v` reads the very memory of `a` (no copy): the same elements at the same
@@ -17,7 +17,7 @@ fn same_memory(a: &ndarray::ArrayViewD<'_, f32>, v: &TensorView<'_, f32>) -> boo
 }
 
 #[test]
-fn views_of_every_gap_free_layout_convert_both_ways_without_a_copy() {
+fn views_of_every_layout_convert_both_ways_without_a_copy() {
     let base = Array::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 100 + j * 10 + k) as f32);
     let layouts = [
         base.view().into_dyn(),
@@ -26,43 +26,96 @@ fn views_of_every_gap_free_layout_convert_both_ways_without_a_copy() {
         base.slice(s![..;-1, .., ..;-1]).into_dyn(), // negative strides
         base.slice(s![1..2, .., ..]).into_dyn(), // a contiguous part
         base.slice(s![.., 2, ..]).into_dyn(),   // one row per plane: gaps
+        base.slice(s![.., 1..3, 1..4]).into_dyn(), // a block: gaps between its rows
+        base.slice(s![..;2, .., ..;-3]).into_dyn(), // stepped, and backwards
+        base.slice(s![.., ..;3, 4]).permuted_axes([1, 0]).into_dyn(),
     ];
-    for (n, a) in layouts.iter().enumerate().take(5) {
+    for (n, a) in layouts.iter().enumerate() {
         let v = TensorView::try_from(a.clone()).unwrap();
         assert_eq!(v.shape(), a.shape(), "layout {n}");
         assert!(same_memory(a, &v), "layout {n}");
+        assert_eq!(
+            v.to_vec(),
+            a.iter().copied().collect::<Vec<_>>(),
+            "layout {n}"
+        );
     }
-    // The last: [3, 5] taken at one j of every i leaves gaps; refused, with the way out.
-    let e = TensorView::try_from(layouts[5].clone()).unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::InvalidView { .. }), "{e}");
-    assert!(e.to_string().contains("as_standard_layout"), "{e}");
-    // A read-only view may broadcast (stride 0).
+    // A read-only view may broadcast (stride 0), with gaps too.
     let row = array![1.0f32, 2.0, 3.0];
     let b = row.broadcast((4, 3)).unwrap().into_dyn();
     let v = TensorView::try_from(b.clone()).unwrap();
     assert_eq!(v.strides(), &[0, 1]);
     assert!(same_memory(&b, &v));
+    let b = base.view().slice_move(s![0, 0, ..;2]);
+    let b = b.broadcast((2, 3)).unwrap().into_dyn();
+    assert!(same_memory(&b, &TensorView::try_from(b.clone()).unwrap()));
     // Empty views.
     let e = Array::<f32, _>::zeros((0, 3));
     let v = TensorView::try_from(e.view()).unwrap();
     assert_eq!(v.shape(), &[0, 3]);
     assert_eq!(v.to_ndarray().unwrap().shape(), &[0, 3]);
+    // A writable view with gaps goes back as the same elements.
+    let mut m = base.clone();
+    let t = TensorViewMut::try_from(m.slice_mut(s![.., 1..3, ..;2])).unwrap();
+    let mut back = t.into_ndarray().unwrap();
+    back[[2, 1, 2]] = -1.0;
+    assert_eq!(m[[2, 2, 4]], -1.0);
 }
 
+/// The even columns of a [4, 6] array (a view with gaps), while the odd ones stay lent to
+/// someone else: every operator reads and writes the even ones where they lie and never
+/// touches the odd ones, which here hold the updates.
 #[test]
-fn stepped_views_are_refused_not_copied() {
-    let mut a = Array::from_shape_fn((4, 6), |(i, j)| (i * 6 + j) as f32);
-    let e = TensorView::try_from(a.slice(s![.., ..;2])).unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::InvalidView { .. }), "{e}");
-    let e = TensorViewMut::try_from(a.slice_mut(s![..;2, ..])).unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::InvalidView { .. }), "{e}");
-    // The explicit copy works.
-    let stepped = a.slice(s![.., ..;2]);
-    let copy = stepped.as_standard_layout();
-    assert_eq!(
-        TensorView::try_from(copy.view()).unwrap().to_vec(),
-        stepped.iter().copied().collect::<Vec<_>>()
-    );
+fn views_with_gaps_are_read_and_written_where_they_lie() {
+    let start = Array::from_shape_fn((4, 6), |(i, j)| (i * 6 + j) as f32);
+    let idx = array![[3i64, 0, 2], [1, 1, 0]];
+    for (reduction, mean) in [(Reduction::Add, false), (Reduction::Mean, true)] {
+        let opts = ScatterOptions::new().axis(0).reduction(reduction);
+        let mut a = start.clone();
+        let (even, odd) = a.multi_slice_mut((s![.., ..;2], s![.., 1..;2]));
+        let upd = odd.view().slice_move(s![1..3, ..]);
+        // The same scatter on copies.
+        let want = scatter_elements(
+            &TensorView::try_from(even.to_owned().view()).unwrap(),
+            &TensorView::try_from(idx.view()).unwrap(),
+            &TensorView::try_from(upd.to_owned().view()).unwrap(),
+            &opts,
+        )
+        .unwrap();
+        let mut dest = TensorViewMut::try_from(even).unwrap();
+        scatter_elements_into(
+            &mut dest,
+            &TensorView::try_from(idx.view()).unwrap(),
+            &TensorView::try_from(upd).unwrap(),
+            &opts,
+        )
+        .unwrap();
+        let got: Vec<f32> = a.slice(s![.., ..;2]).iter().copied().collect();
+        assert_eq!(got, want.as_slice(), "mean: {mean}");
+        assert_eq!(
+            a.slice(s![.., 1..;2]),
+            start.slice(s![.., 1..;2]),
+            "mean: {mean}"
+        );
+    }
+    // A gather from the odd columns, read in place.
+    let a = start.clone();
+    let g = gather_elements(
+        &TensorView::try_from(a.slice(s![.., 1..;2])).unwrap(),
+        &TensorView::try_from(idx.view()).unwrap(),
+        &GatherOptions::new().axis(0),
+    )
+    .unwrap();
+    assert_eq!(g.as_slice(), &[19.0, 3.0, 17.0, 7.0, 9.0, 5.0]);
+    // Indices with gaps too: every other index of a longer row.
+    let long = array![3i64, 9, 0, 9, 2, 9];
+    let g = tensor_scatter::gather(
+        &TensorView::try_from(a.row(1)).unwrap(),
+        &TensorView::try_from(long.slice(s![..;2])).unwrap(),
+        &GatherOptions::new(),
+    )
+    .unwrap();
+    assert_eq!(g.as_slice(), &[9.0, 6.0, 8.0]);
 }
 
 #[test]

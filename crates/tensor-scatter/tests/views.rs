@@ -298,3 +298,84 @@ fn erased_views_run_every_operator_on_borrowed_strided_memory() {
     assert_eq!(dest.dtype(), DType::F64);
     assert_eq!(dbuf, before);
 }
+
+/// Two writable views interleaved in one buffer (the even and the odd columns of [64, 2]),
+/// made from raw parts as a binding would: one thread scatters into the even column (every
+/// kernel family: an element scatter, mean on the sequential engine, f16 accumulation) while
+/// another counts in the odd one. A scatter that read or wrote the positions between its
+/// elements would race with the counter and lose counts; the even column must match the same
+/// scatters on a contiguous copy.
+#[test]
+fn views_with_gaps_leave_the_cells_between_their_elements_to_their_owner() {
+    use tensor_scatter::{Reduction, half::f16, scatter_elements};
+    const ROWS: usize = 64;
+    const ROUNDS: usize = 200;
+    fn run<T: tensor_scatter::Element + PartialEq + std::fmt::Debug>(
+        reduction: Reduction,
+        one: T,
+        next: impl Fn(T) -> T + Sync,
+    ) {
+        let mut buf = vec![T::default(); 2 * ROWS];
+        let base = buf.as_mut_ptr();
+        let idx: Vec<i64> = (0..ROWS as i64).map(|i| (i * 7) % ROWS as i64).collect();
+        let upd = vec![one; ROWS];
+        let opts = ScatterOptions::new()
+            .reduction(reduction)
+            .par(Par::threads_exact(2));
+        let (iv, uv) = (
+            TensorView::new(&idx, &[ROWS]).unwrap(),
+            TensorView::new(&upd, &[ROWS]).unwrap(),
+        );
+        // SAFETY: the even and the odd cells of `buf` are disjoint, each view's alone, and
+        // `buf` outlives both (the scope below ends first).
+        let (mut even, mut odd) = unsafe {
+            (
+                TensorViewMut::from_raw_parts(base, &[ROWS], &[2]).unwrap(),
+                TensorViewMut::from_raw_parts(base.add(1), &[ROWS], &[2]).unwrap(),
+            )
+        };
+        let mut want = vec![T::default(); ROWS];
+        for _ in 0..ROUNDS {
+            want = scatter_elements(&TensorView::new(&want, &[ROWS]).unwrap(), &iv, &uv, &opts)
+                .unwrap()
+                .into_vec();
+        }
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..ROUNDS {
+                    scatter_elements_into(&mut even, &iv, &uv, &opts).unwrap();
+                }
+            });
+            s.spawn(|| {
+                // Counts through its own view, as another owner would.
+                for _ in 0..ROUNDS * 4 {
+                    let cur = odd.to_vec();
+                    let bumped: Vec<T> = cur.iter().map(|&x| next(x)).collect();
+                    let all: Vec<i64> = (0..ROWS as i64).collect();
+                    let set = ScatterOptions::new();
+                    scatter_elements_into(
+                        &mut odd,
+                        &TensorView::new(&all, &[ROWS]).unwrap(),
+                        &TensorView::new(&bumped, &[ROWS]).unwrap(),
+                        &set,
+                    )
+                    .unwrap();
+                }
+            });
+        });
+        let (evens, odds): (Vec<T>, Vec<T>) = (
+            buf.iter().step_by(2).copied().collect(),
+            buf.iter().skip(1).step_by(2).copied().collect(),
+        );
+        assert_eq!(evens, want, "{reduction:?}");
+        let mut count = T::default();
+        for _ in 0..ROUNDS * 4 {
+            count = next(count);
+        }
+        assert!(odds.iter().all(|&x| x == count), "{reduction:?}: {odds:?}");
+    }
+    run(Reduction::Add, 1.0f32, |x| x + 1.0);
+    run(Reduction::Mean, 1.0f32, |x| x + 1.0);
+    run(Reduction::Add, f16::ONE, |x| x + f16::ONE);
+    run(Reduction::Max, 3i32, |x| x + 1);
+}

@@ -84,8 +84,8 @@ def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
 
 
 # The general path, when the native half cannot take an argument as it is: other array kinds
-# (JAX, lists, tensors torch will not export), foreign byte order, misaligned or stepped
-# layouts, an output that overlaps an input or that the native half cannot write in place.
+# (JAX, lists, tensors torch will not export), foreign byte order, misaligned layouts or
+# strides that are not whole elements, an output that overlaps an input or that the native half cannot write in place.
 # Each argument is converted (copied only when needed), the checks the native half leaves to
 # Python are made here, and the native half is called on `_native.Prepared` arrays (an array
 # and the dtype of its bits), which it always accepts.
@@ -106,7 +106,7 @@ def _scatter(op, name, data, indices, updates, out, *options):
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
     target = o.array
     in_place = same_view(target, d.array)
-    # An output the native half cannot write in place (gaps, misaligned, foreign byte order)
+    # An output the native half cannot write in place (misaligned, foreign byte order)
     # is written through a contiguous stage, copied back only after success.
     stage = staged(target, keep=in_place)
     ip = i.prepared(_private(i.array, target))

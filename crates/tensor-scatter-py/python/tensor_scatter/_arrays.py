@@ -99,40 +99,30 @@ def done(r: Any) -> Any:
     return r
 
 
-def gap_free(a: np.ndarray) -> bool:
-    """Whether every position between the lowest and highest element of `a` is one of its
-    elements (what the native half can borrow without a copy)."""
-    if a.size == 0:
-        return True
+def element_strided(a: np.ndarray) -> bool:
+    """Whether every stride of `a` is a whole number of elements (what the native half reads
+    in place, with any steps and gaps between the elements)."""
     item = a.itemsize
-    if any(s % item for s in a.strides):
-        return False
-    dims = sorted((abs(s) // item, n) for n, s in zip(a.shape, a.strides) if n > 1 and s != 0)
-    covered = 1
-    for s, n in dims:
-        if s != covered:
-            return False
-        covered *= n
-    return True
+    return a.size == 0 or not any(s % item for s in a.strides)
 
 
 def staged(target: np.ndarray, keep: bool) -> np.ndarray:
     """`target` itself when the native half can write it where it lies; else a new C-order
     array of its dtype in native byte order (holding its values when `keep`), which the
     caller copies back into `target` after success."""
-    if target.flags.aligned and target.dtype.isnative and gap_free(target):
+    if target.flags.aligned and target.dtype.isnative and element_strided(target):
         return target
     native = target.dtype.newbyteorder("=")
     return target.astype(native, order="C") if keep else np.empty(target.shape, native)
 
 
 def readable(arr: Arr, arg: str, op: str) -> Arr:
-    """`arr` in a form the native half reads in place: native byte order, aligned, no gaps
-    (each copied only when it is not), bool bytes checked."""
+    """`arr` in a form the native half reads in place: native byte order, aligned, strides of
+    whole elements (each copied only when it is not), bool bytes checked."""
     a = arr.array
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
-    if not (a.flags.aligned and gap_free(a)):
+    if not (a.flags.aligned and element_strided(a)):
         a = a.copy()  # a new C-order buffer (ascontiguousarray keeps a misaligned one)
     if arr.dtype == "bool" and a.size and a.view(np.uint8).max() > 1:
         raise ArgumentError(f"{op}: {arg}: a bool array holds bytes other than 0 and 1")

@@ -11,8 +11,7 @@ use crate::index::{IndexInt, IndexPolicy, with_native_indices};
 use crate::kernels::gather::strided::{self, DataView, SliceDims};
 use crate::kernels::gather::{Geom, Job};
 use crate::kernels::{self, DestPtr};
-use crate::scatter::{contiguous_data, is_contiguous};
-use crate::shape::Odometer;
+use crate::scatter::is_contiguous;
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 use super::GatherOptions;
@@ -21,7 +20,7 @@ use super::plan::{GatherPlan, GatherPlanner};
 /// The indices in row-major order: borrowed when contiguous, else copied (the index pass
 /// and the kernels read them flat); a copy that cannot be allocated is an error.
 fn flat_indices<'a, I: Copy>(op: &'static str, v: &TensorView<'a, I>) -> Result<Cow<'a, [I]>> {
-    Ok(match contiguous_data(v) {
+    Ok(match v.contiguous() {
         Some(s) => Cow::Borrowed(s),
         None => Cow::Owned(v.try_to_vec(op, "indices")?),
     })
@@ -70,9 +69,9 @@ fn run_kernel<T: Element, I: IndexInt>(
     // SAFETY: `BitsOf<T>` has `T`'s size and alignment, and the kernel writes only bits read
     // from `data` or the fill value's, all valid `T`s.
     let dest = unsafe { dest.cast::<BitsOf<T>>() };
-    let contiguous = contiguous_data(data);
+    let contiguous = data.contiguous();
     let job = Job {
-        data: kernels::bits_of(contiguous.unwrap_or(data.data)),
+        data: kernels::bits_of(contiguous.unwrap_or(&[])),
         idx,
         policy: opts.policy(),
         fill: BitsOf::<T>::from_bits_u64(opts.fill_value.to_bits_u64()),
@@ -84,6 +83,7 @@ fn run_kernel<T: Element, I: IndexInt>(
     }
     let l = &data.layout;
     let view = DataView {
+        data: kernels::bits_view(data).data,
         offset: l.offset,
         shape: &l.shape,
         strides: &l.strides,
@@ -225,16 +225,14 @@ fn into<T: Element, I: IndexInt>(
     let (plan, idx) = plan_checked(planner, data, indices, Some(&out.layout.shape), opts, cx)?;
     let l = &out.layout;
     if is_contiguous(l) {
-        let cells = &mut out.data[l.offset..l.offset + l.numel];
-        run_kernel(&plan, data, &idx, opts, DestPtr::new(cells), cx);
+        let (at, n) = (l.offset, l.numel);
+        // A contiguous view's elements are positions `[offset, offset + numel)`, so the
+        // kernel writes only them.
+        let dest = out.data.dest().sub(at, n);
+        run_kernel(&plan, data, &idx, opts, dest, cx);
     } else {
         let tmp = build(&plan, data, &idx, opts, cx)?;
-        let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
-        for &v in &tmp {
-            if let Some([p]) = odo.next_offsets() {
-                out.data[p as usize] = v;
-            }
-        }
+        out.write_row_major(&tmp);
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! `DestPtr` access is bounds-checked (a panic, not undefined behaviour, if an argument were
 //! ever wrong), so the whole test suite can run over checked access.
 
+pub(crate) mod elems;
 pub(crate) mod gather;
 pub(crate) mod rows;
 pub(crate) mod scatter;
@@ -40,8 +41,11 @@ pub(crate) fn bits_of<T: Element>(s: &[T]) -> &[BitsOf<T>] {
 
 /// `v` with its elements read as their bits ([`BitsOf`]).
 pub(crate) fn bits_view<'a, T: Element>(v: &TensorView<'a, T>) -> TensorView<'a, BitsOf<T>> {
+    const { same_layout::<T, BitsOf<T>>() };
     TensorView {
-        data: bits_of(v.data),
+        // SAFETY: `BitsOf<T>` has `T`'s size and alignment (checked above), and every bit
+        // pattern is a valid unsigned integer.
+        data: unsafe { v.data.cast() },
         layout: v.layout.clone(),
     }
 }
@@ -54,13 +58,12 @@ pub(crate) unsafe fn bits_view_mut<'a, T: Element>(
     v: &'a mut TensorViewMut<'_, T>,
 ) -> TensorViewMut<'a, BitsOf<T>> {
     const { same_layout::<T, BitsOf<T>>() };
-    let len = v.data.len();
-    // SAFETY: as in `bits_of`; the exclusive borrow of `v` is held for the result's life,
-    // and what it writes are valid `T`s by the contract.
-    let data = unsafe { std::slice::from_raw_parts_mut(v.data.as_mut_ptr().cast(), len) };
+    let layout = v.layout.clone();
     TensorViewMut {
-        data,
-        layout: v.layout.clone(),
+        // SAFETY: as in `bits_view`; the exclusive borrow of `v` is held for the result's
+        // life, and what it writes are valid `T`s by the contract.
+        data: unsafe { v.data.cast() },
+        layout,
     }
 }
 
@@ -160,10 +163,34 @@ unsafe impl<T: Send> Sync for DestPtr<'_, T> {}
 
 impl<'a, T: Copy> DestPtr<'a, T> {
     /// Over an initialised slice.
+    #[cfg(test)]
     pub(crate) fn new(slice: &'a mut [T]) -> Self {
         DestPtr {
             ptr: slice.as_mut_ptr(),
             len: slice.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Over `len` cells from `ptr`.
+    ///
+    /// # Safety
+    /// The cells lie in one allocation and are this borrow's for 'a; which of them a kernel
+    /// may read or write is the kernel's contract.
+    pub(crate) unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        DestPtr {
+            ptr,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Cells `[i, i + n)` alone, renumbered from 0.
+    pub(crate) fn sub(self, i: usize, n: usize) -> Self {
+        assert!(i <= self.len && n <= self.len - i);
+        DestPtr {
+            ptr: self.ptr.wrapping_add(i),
+            len: n,
             _borrow: PhantomData,
         }
     }

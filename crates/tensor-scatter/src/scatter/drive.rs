@@ -7,13 +7,12 @@ use crate::exec::Ctx;
 use crate::index::{IndexInt, with_native_indices};
 use crate::kernels::{self, DestPtr, scatter};
 use crate::reduce::{AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
-use crate::shape::Odometer;
 use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 
 use super::plan::{Plan, Planner, Runs, SKIP, resolve_indices};
 use super::sequential::run_sequential;
 use super::strategy::{DataCopy, Prepared, fast_supported, flat_index_error, prepare};
-use super::{ScatterOptions, contiguous_data, is_contiguous, shape_text};
+use super::{ScatterOptions, is_contiguous, shape_text};
 
 /// Runs `$body` with `$C` bound to the combiner of reduction `$r` (`mean` never reaches the
 /// fast kernels: it keeps per-cell counts and runs on the sequential engine).
@@ -71,10 +70,15 @@ fn run_fast<T: Element, I: IndexInt>(
 ) -> Result<()> {
     let r = opts.reduction;
     let fill = opts.fills().then(|| T::identity(r));
+    // The element kernels run only on contiguous indices and updates (`elem_geom`).
+    let (idx, upd) = (
+        indices.contiguous().unwrap_or(&[]),
+        updates.contiguous().unwrap_or(&[]),
+    );
     let elem_job = |g, fill, staged| scatter::ElemJob {
         g,
-        idx: indices.data,
-        upd: updates.data,
+        idx,
+        upd,
         src,
         policy: opts.index_policy,
         fill,
@@ -165,19 +169,6 @@ fn run_fast<T: Element, I: IndexInt>(
     }
 }
 
-/// `dest = src`, cell by cell, for two views of one shape.
-pub(super) fn copy_view<T: Copy>(src: &TensorView<'_, T>, dest: &mut [T], dest_layout: &Layout) {
-    let mut odo = Odometer::new(
-        &dest_layout.shape,
-        [&src.layout.strides, &dest_layout.strides],
-        [src.layout.offset as isize, dest_layout.offset as isize],
-        dest_layout.numel,
-    );
-    while let Some([s, d]) = odo.next_offsets() {
-        dest[d as usize] = src.data[s as usize];
-    }
-}
-
 /// The index pass alone, for a scatter with no update elements (nothing is written, every
 /// index is still checked). Tuples without components (ScatterND with k = 0) have nothing to
 /// check, and their count is not bounded by any buffer (indices of shape [2⁴⁰, 0] hold no
@@ -198,9 +189,9 @@ fn check_only<I: IndexInt>(
 /// `dest` is untouched.
 #[allow(clippy::too_many_arguments)]
 fn run_into<T: Element, I: IndexInt>(
+    planner: Planner,
     plan: &Plan,
-    dest: &mut [T],
-    dest_layout: &Layout,
+    dest: &mut TensorViewMut<'_, T>,
     copy_from: Option<&TensorView<'_, T>>,
     indices: &TensorView<'_, I>,
     updates: &TensorView<'_, T>,
@@ -210,17 +201,17 @@ fn run_into<T: Element, I: IndexInt>(
     if updates.layout.numel == 0 {
         check_only(plan, indices, opts)?;
         if let Some(d) = copy_from {
-            copy_view(d, dest, dest_layout);
+            dest.copy_from(d);
         }
         return Ok(());
     }
     if fast_supported::<T>(opts) {
         let fused = copy_from
-            .filter(|_| is_contiguous(dest_layout))
-            .and_then(contiguous_data);
+            .filter(|_| is_contiguous(&dest.layout))
+            .and_then(|d| d.contiguous());
         let prep = prepare::<T, I>(
             plan,
-            dest_layout,
+            &dest.layout,
             indices,
             &updates.layout,
             opts,
@@ -235,34 +226,51 @@ fn run_into<T: Element, I: IndexInt>(
             // Every index was checked: `prepare` takes no checking kernel when the copy
             // comes first.
             debug_assert!(!prep.kernel_checks());
-            copy_view(d, dest, dest_layout);
+            dest.copy_from(d);
         }
+        let layout = dest.layout.clone();
         run_fast(
             plan,
             &prep,
-            DestPtr::new(dest),
-            dest_layout,
+            dest.data.dest(),
+            &layout,
             fused,
             indices,
             updates,
             opts,
             cx,
         )?;
-    } else {
+        return Ok(());
+    }
+    if let (Some(_), Some(_)) = (dest.data.whole_mut(), updates.data.whole()) {
         let resolved = resolve_indices(plan, indices, opts.index_policy)?;
         if let Some(d) = copy_from {
-            copy_view(d, dest, dest_layout);
+            dest.copy_from(d);
         }
-        run_sequential(
-            plan,
-            &resolved,
-            dest,
-            dest_layout,
-            updates.data,
-            &updates.layout,
-            opts,
-        );
+        let (layout, upd) = (dest.layout.clone(), updates.data.whole().unwrap_or(&[]));
+        let d = dest.data.whole_mut().unwrap_or(&mut []);
+        run_sequential(plan, &resolved, d, &layout, upd, &updates.layout, opts);
+        return Ok(());
     }
+    // The sequential engine reads and writes the buffers between the elements too (its wide
+    // accumulation promotes the whole span), so views with gaps run on contiguous copies of
+    // their elements, planned anew, and the result is written back.
+    let staged_upd = match updates.data.whole() {
+        Some(_) => None,
+        None => Some(Tensor::from_vec(
+            updates.try_to_vec(plan.op, "updates")?,
+            &updates.layout.shape,
+        )?),
+    };
+    let upd = staged_upd
+        .as_ref()
+        .map_or_else(|| updates.clone(), Tensor::view);
+    let from = copy_from.cloned().unwrap_or_else(|| dest.as_view());
+    let mut staged = Tensor::from_vec(from.try_to_vec(plan.op, "output")?, &from.layout.shape)?;
+    let mut view = staged.view_mut();
+    let flat = planner(&view.layout, &indices.layout, &upd.layout, opts)?;
+    run_into(planner, &flat, &mut view, None, indices, &upd, opts, cx)?;
+    dest.write_row_major(&staged.data);
     Ok(())
 }
 
@@ -334,7 +342,7 @@ fn out_of_place<T: Element, I: IndexInt>(
     let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
     if fast_supported::<T>(opts)
         && updates.layout.numel > 0
-        && let Some(src) = contiguous_data(data)
+        && let Some(src) = data.contiguous()
     {
         let prep = prepare::<T, I>(
             &plan,
@@ -377,9 +385,9 @@ fn out_of_place<T: Element, I: IndexInt>(
         shape: data.layout.shape.clone(),
     };
     run_into(
+        planner,
         &plan,
-        &mut out.data,
-        &dest_layout,
+        &mut out.view_mut(),
         None,
         indices,
         updates,
@@ -426,16 +434,7 @@ fn out_into<T: Element, I: IndexInt>(
     let cx = Ctx::new(opts.par);
     check_out_shape(op, &data.layout, &out.layout)?;
     let plan = planner(&out.layout, &indices.layout, &updates.layout, opts)?;
-    run_into(
-        &plan,
-        out.data,
-        &out.layout,
-        Some(data),
-        indices,
-        updates,
-        opts,
-        cx,
-    )
+    run_into(planner, &plan, out, Some(data), indices, updates, opts, cx)
 }
 
 /// In-place driver: validate everything, then scatter into `dest`. On error `dest` is untouched.
@@ -470,14 +469,5 @@ fn in_place<T: Element, I: IndexInt>(
     opts.reduction.check_for::<T>(op)?;
     let cx = Ctx::new(opts.par);
     let plan = planner(&dest.layout, &indices.layout, &updates.layout, opts)?;
-    run_into(
-        &plan,
-        dest.data,
-        &dest.layout,
-        None,
-        indices,
-        updates,
-        opts,
-        cx,
-    )
+    run_into(planner, &plan, dest, None, indices, updates, opts, cx)
 }

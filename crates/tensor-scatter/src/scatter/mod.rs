@@ -32,7 +32,7 @@ use crate::exec::Par;
 use crate::index::{IndexPolicy, NegativeIndices, OutOfRange};
 use crate::reduce::{Accumulation, Reduction};
 use crate::segment::Ties;
-use crate::view::{Layout, TensorView};
+use crate::view::Layout;
 
 /// Options shared by the three scatter operators.
 ///
@@ -174,15 +174,6 @@ pub(crate) fn is_contiguous(l: &Layout) -> bool {
         expect = expect.wrapping_mul(n as isize);
     }
     true
-}
-
-/// The elements of a contiguous view as one slice, in row-major order.
-pub(crate) fn contiguous_data<'a, T>(v: &TensorView<'a, T>) -> Option<&'a [T]> {
-    if !is_contiguous(&v.layout) {
-        return None;
-    }
-    let data: &'a [T] = v.data;
-    data.get(v.layout.offset..v.layout.offset + v.layout.numel)
 }
 
 /// Formats a shape rule for error messages.

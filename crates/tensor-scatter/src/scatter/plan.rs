@@ -119,7 +119,10 @@ pub(crate) fn resolve_indices<I: IndexInt>(
             let mut skip = false;
             for (j, c) in plan.comps.iter().enumerate() {
                 let pos = idx_off + j as isize * plan.comp_stride;
-                let value = indices.data[pos as usize].to_i128();
+                // SAFETY: `pos` is the position of component `j` of the tuple at `coord`: the
+                // plan's tuple and component strides are the indices' own (the planners), so
+                // it is one of the view's elements.
+                let value = unsafe { indices.data.get(pos as usize) }.to_i128();
                 match resolve(value, c.size, policy) {
                     // Wrapping: with an empty destination (a zero dim elsewhere) a stride
                     // and an accepted position can multiply past `isize::MAX`; only the

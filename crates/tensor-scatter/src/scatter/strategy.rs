@@ -41,8 +41,9 @@ fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<s
         k: idx.shape[axis],
         inner: crate::shape::sat_product(&dest.shape[axis + 1..]),
         dest_off: dest.offset,
-        idx_off: idx.offset,
-        upd_off: upd.offset,
+        // The job holds the indices' and updates' elements as slices from their origins.
+        idx_off: 0,
+        upd_off: 0,
     })
 }
 
@@ -317,8 +318,7 @@ fn validate_flat<I: IndexInt>(
     opts: &ScatterOptions,
     cx: Ctx,
 ) -> Result<()> {
-    let l = &indices.layout;
-    let Some(flat) = indices.data.get(l.offset..l.offset + l.numel) else {
+    let Some(flat) = indices.contiguous() else {
         return Ok(()); // unreachable for a contiguous view
     };
     let c = &plan.comps[0];
@@ -339,7 +339,7 @@ pub(super) fn flat_index_error<I: IndexInt>(
     let c = &plan.comps[0];
     check::error_at(
         plan.op,
-        &indices.data[l.offset..],
+        indices.contiguous().unwrap_or(&[]),
         &l.shape,
         bad,
         &[(c.dim, c.size)],

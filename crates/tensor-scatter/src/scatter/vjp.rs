@@ -90,11 +90,9 @@ pub fn scatter_elements_vjp<T: Float, I: IndexInt>(
     }
     // The elements outside the window were never read: their gradient is 0.
     let mut full = filled(OP, "updates", updates.layout.numel, T::default())?;
-    let mut at = Layout::contiguous_unchecked(&updates.layout.shape, updates.layout.numel);
-    at.shape = window.layout.shape.clone();
-    at.numel = window.layout.numel;
+    let strides = crate::shape::contiguous_strides(&updates.layout.shape);
     let inner = TensorView::new(g.updates.as_slice(), &window.layout.shape)?;
-    super::drive::copy_view(&inner, &mut full, &at);
+    TensorViewMut::with_strides(&mut full, 0, &window.layout.shape, &strides)?.copy_from(&inner);
     Ok(ScatterGrads {
         data: g.data,
         updates: Tensor::from_vec(full, &updates.layout.shape)?,

@@ -58,16 +58,21 @@ pub fn gather_coo<T: Element, I: IndexInt>(
         .axis(dim as i64)
         .negative(NegativeIndices::Error)
         .par(opts.par);
+    // The expanded index reaches only the index's own elements (`broadcast_strides`).
+    let expanded = |shape: &[usize], strides: &[isize]| {
+        index.rewalk(shape, strides).ok_or_else(|| {
+            Error::invalid(
+                OP,
+                "index",
+                "an expansion that is not a broadcast".to_string(),
+            )
+        })
+    };
     let r = if plan::mode_of(&target, &strides, dim) == Mode::Shared {
-        let row = TensorView::with_strides(
-            index.data,
-            index.layout.offset,
-            &[target[dim]],
-            &[strides[dim]],
-        )?;
+        let row = expanded(&[target[dim]], &[strides[dim]])?;
         crate::gather::gather(src, &row, &gopts)
     } else {
-        let full = TensorView::with_strides(index.data, index.layout.offset, &target, &strides)?;
+        let full = expanded(&target, &strides)?;
         crate::gather::gather_elements(src, &full, &gopts)
     };
     // Index values were checked above: what is left to fail is the output's allocation.

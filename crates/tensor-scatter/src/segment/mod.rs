@@ -76,8 +76,7 @@ use crate::error::{Error, Result};
 use crate::exec::{Ctx, Par};
 use crate::index::IndexInt;
 use crate::kernels::{Rows, build_rows};
-use crate::scatter::contiguous_data;
-use crate::shape::{Odometer, normalize_axis, numel};
+use crate::shape::{normalize_axis, numel};
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 /// Options of the segment family.
@@ -240,7 +239,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
         }
     }
 
-    let src_data = match contiguous_data(src) {
+    let src_data = match src.contiguous() {
         Some(s) => std::borrow::Cow::Borrowed(s),
         None => std::borrow::Cow::Owned(src.try_to_vec(op, "src")?),
     };
@@ -472,16 +471,6 @@ fn from_bkn<T: Copy + Default>(op: &'static str, v: &[T], d: Dims) -> Result<Vec
     Ok(r)
 }
 
-/// Writes row-major `values` into the view.
-fn write_back<T: Copy>(out: &mut TensorViewMut<'_, T>, values: &[T]) {
-    let l = &out.layout;
-    let mut odo = Odometer::new(&l.shape, [&l.strides], [l.offset as isize], l.numel);
-    let mut it = values.iter();
-    while let (Some([p]), Some(&v)) = (odo.next_offsets(), it.next()) {
-        out.data[p as usize] = v;
-    }
-}
-
 fn tensor<T: Copy>(values: Vec<T>, shape: &[usize]) -> Tensor<T> {
     Tensor::from_vec(values, shape).expect("the output's element count was checked")
 }
@@ -539,7 +528,7 @@ pub fn scatter_out<T: Element, I: IndexInt>(
         false,
         opts,
     )?;
-    write_back(out, &v);
+    out.write_row_major(&v);
     Ok(())
 }
 
@@ -579,7 +568,7 @@ pub fn scatter_arg_out<T: Element, I: IndexInt>(
         true,
         opts,
     )?;
-    write_back(out, &v);
+    out.write_row_major(&v);
     Ok(tensor(a.unwrap_or_default(), &shape))
 }
 
@@ -610,7 +599,7 @@ macro_rules! segment_forms {
         ) -> Result<()> {
             let view = out.as_view();
             let (v, _, _) = reduce($name, $kind, src, $arg, Some(&view), false, opts)?;
-            write_back(out, &v);
+            out.write_row_major(&v);
             Ok(())
         }
 
@@ -639,7 +628,7 @@ macro_rules! segment_forms {
         ) -> Result<Tensor<i64>> {
             let view = out.as_view();
             let (v, a, shape) = reduce($name, $kind, src, $arg, Some(&view), true, opts)?;
-            write_back(out, &v);
+            out.write_row_major(&v);
             Ok(tensor(a.unwrap_or_default(), &shape))
         }
     };

@@ -151,9 +151,12 @@ pub(crate) fn read_lanes<'a, I: IndexInt>(
         && row_major(&shape, &st)
     {
         let at = v.layout.offset;
+        // SAFETY: the walk (a broadcast of the index view, below) reads positions `[at, at +
+        // total)` in order, each one of its elements.
+        let values = unsafe { v.data.run(at, total) };
         return Ok(Lanes {
             mode,
-            values: Cow::Borrowed(&v.data[at..at + total]),
+            values: Cow::Borrowed(values),
             len: src_shape[dim],
         });
     }
@@ -171,12 +174,18 @@ pub(crate) fn read_lanes<'a, I: IndexInt>(
             total / inner,
         );
         while let Some([p]) = odo.next_offsets() {
+            // The walk is a broadcast of the index view (`broadcast_strides`: every dim is
+            // one of its own, same extent and stride, or has stride 0), so every position it
+            // reaches is one of the view's elements.
             if inner_st == 1 {
-                let run = &index.data[p as usize..p as usize + inner];
+                // SAFETY: positions `p..p + inner` of the walk (see above).
+                let run = unsafe { index.data.run(p as usize, inner) };
                 values.extend(run.iter().map(|v| v.to_i64_sat()));
             } else {
                 values.extend((0..inner as isize).map(|j| {
-                    index.data[p.wrapping_add(j.wrapping_mul(inner_st)) as usize].to_i64_sat()
+                    let at = p.wrapping_add(j.wrapping_mul(inner_st)) as usize;
+                    // SAFETY: a position of the walk (see above).
+                    unsafe { index.data.get(at) }.to_i64_sat()
                 }));
             }
         }
@@ -336,7 +345,8 @@ pub(crate) fn extent<I: IndexInt>(index: &TensorView<'_, I>, origin: &Origin<'_>
     let mut max = -1i64;
     let mut bad = None;
     while odo.next_with_coord(|c, [p]| {
-        let v = index.data[p as usize].to_i64_sat();
+        // SAFETY: the odometer walks the view's own layout.
+        let v = unsafe { index.data.get(p as usize) }.to_i64_sat();
         if v < 0 && bad.is_none() {
             bad = Some((c.to_vec(), v));
         }

@@ -19,7 +19,6 @@ use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
 use crate::gather::{GatherOptions, GatherOutOfRange};
 use crate::index::{IndexInt, NegativeIndices};
-use crate::scatter::contiguous_data;
 use crate::view::{Tensor, TensorView};
 
 /// Where the gradient of a min or max cell goes when several of its values equal the result.
@@ -203,7 +202,7 @@ fn vjp<T: Float, I: IndexInt>(
             &grad.layout.shape,
         ));
     }
-    let g: std::borrow::Cow<'_, [T]> = match contiguous_data(grad) {
+    let g: std::borrow::Cow<'_, [T]> = match grad.contiguous() {
         Some(s) => s.into(),
         None => grad.try_to_vec(op, "grad")?.into(),
     };

@@ -4,6 +4,7 @@
 //! padded and reversed views (inputs and caller-provided outputs) with poisoned padding.
 //! Plus the round-trip laws between each gather and its scatter.
 
+use super::{view_in, view_mut_in};
 use proptest::prelude::*;
 
 use super::prop::{
@@ -216,9 +217,9 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
     };
     let (ib, ioff, is) = embed(&idx, &case.indices_shape, case.layouts[1], I::wrap(0));
     let dv =
-        TensorView::with_strides(&db, doff, &case.data_shape, &ds).map_err(|e| e.to_string())?;
+        view_in(&db, doff, &case.data_shape, &ds, case.layouts[0]).map_err(|e| e.to_string())?;
     let iv =
-        TensorView::with_strides(&ib, ioff, &case.indices_shape, &is).map_err(|e| e.to_string())?;
+        view_in(&ib, ioff, &case.indices_shape, &is, case.layouts[1]).map_err(|e| e.to_string())?;
     let dv_contig = TensorView::new(&data, &case.data_shape).map_err(|e| e.to_string())?;
     let (engine, oracle, into) = fns::<T, I>(case.op);
     let base = case.opts.with_fill(T::small(case.opts.fill_value));
@@ -621,7 +622,7 @@ fn check_threads<T: Small, I: SmallIndex>(
     let junk = vec![T::small(NEG_INF); e.as_slice().len()];
     let (mut ob, oo, os) = embed(&junk, e.shape(), case.layouts[2], poison);
     let mut out =
-        TensorViewMut::with_strides(&mut ob, oo, e.shape(), &os).map_err(|e| e.to_string())?;
+        view_mut_in(&mut ob, oo, e.shape(), &os, case.layouts[2]).map_err(|e| e.to_string())?;
     into(dv, iv, &mut out, opts).map_err(|err| format!("into: {err}"))?;
     let logical = out.to_vec();
     if bits(e.as_slice()) != bits(&logical) {

@@ -5,13 +5,14 @@
 //! contiguous, padded and reversed (negative-stride) views whose padding is poisoned. Each case is built from one seed, so a failure names a reproducible
 //! case. `TS_PROPTEST_CASES` sets the number of cases per operator (default 5000).
 
+use super::{view_in, view_mut_in};
 use half::{bf16, f16};
 use proptest::prelude::*;
 
 use crate::dynamic::with_dtype;
 use crate::{
     Accumulation, DType, Element, Error, ErrorKind, IndexInt, IndexPolicy, NegativeIndices,
-    OutOfRange, Reduction, ScatterOp, ScatterOptions, TensorView, TensorViewMut, reference,
+    OutOfRange, Reduction, ScatterOp, ScatterOptions, TensorView, reference,
 };
 
 /// Builds test values from small integers; a few codes stand for float specials.
@@ -383,9 +384,9 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
     let (ib, io, is) = embed(&idx, &case.indices_shape, case.layouts[1], I::wrap(0));
     let (ub, uo, us) = embed(&upd, &case.updates_shape, case.layouts[2], poison);
     let iv =
-        TensorView::with_strides(&ib, io, &case.indices_shape, &is).map_err(|e| e.to_string())?;
+        view_in(&ib, io, &case.indices_shape, &is, case.layouts[1]).map_err(|e| e.to_string())?;
     let uv =
-        TensorView::with_strides(&ub, uo, &case.updates_shape, &us).map_err(|e| e.to_string())?;
+        view_in(&ub, uo, &case.updates_shape, &us, case.layouts[2]).map_err(|e| e.to_string())?;
     let dv_contig = TensorView::new(&data, &case.data_shape).map_err(|e| e.to_string())?;
     let (f_engine, f_reference): (OutOfPlace<T, I>, OutOfPlace<T, I>) = match case.op {
         ScatterOp::Elements => (
@@ -438,7 +439,7 @@ fn check_forms<T: Small, I: SmallIndex>(
     // Out of place, from a (possibly strided) data view.
     let (db, doff, ds) = embed(data, &case.data_shape, case.layouts[0], poison);
     let dv =
-        TensorView::with_strides(&db, doff, &case.data_shape, &ds).map_err(|e| e.to_string())?;
+        view_in(&db, doff, &case.data_shape, &ds, case.layouts[0]).map_err(|e| e.to_string())?;
     let got = f_engine(&dv, &iv, &uv, &case.opts);
     match (expected, &got) {
         (Ok(e), Ok(g)) if e.shape() == g.shape() && bits(e.as_slice()) == bits(g.as_slice()) => {}
@@ -459,7 +460,7 @@ fn check_forms<T: Small, I: SmallIndex>(
     // In place, into a strided destination with poisoned padding.
     let (mut buf, off, strides) = embed(data, &case.data_shape, case.layouts[0], poison);
     let before = bits(&buf);
-    let mut dest = TensorViewMut::with_strides(&mut buf, off, &case.data_shape, &strides)
+    let mut dest = view_mut_in(&mut buf, off, &case.data_shape, &strides, case.layouts[0])
         .map_err(|e| e.to_string())?;
     let res = match case.op {
         ScatterOp::Elements => crate::scatter_elements_into(&mut dest, &iv, &uv, &case.opts),
@@ -495,7 +496,7 @@ fn check_forms<T: Small, I: SmallIndex>(
     let junk: Vec<T> = vec![T::small(NEG_INF); data.len()];
     let (mut ob, oo, os) = embed(&junk, &case.data_shape, case.layouts[2], poison);
     let before = bits(&ob);
-    let mut out = TensorViewMut::with_strides(&mut ob, oo, &case.data_shape, &os)
+    let mut out = view_mut_in(&mut ob, oo, &case.data_shape, &os, case.layouts[2])
         .map_err(|e| e.to_string())?;
     let res = match case.op {
         ScatterOp::Elements => crate::scatter_elements_out(&dv, &iv, &uv, &mut out, &case.opts),

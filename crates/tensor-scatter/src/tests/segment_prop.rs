@@ -5,6 +5,7 @@
 //! broken indices, strided and reversed views with poisoned padding, 1, 2 and 4 threads.
 //! `TS_PROPTEST_CASES` sets the number of cases (default 5000).
 
+use super::{view_in, view_mut_in};
 use proptest::prelude::*;
 
 use super::prop::{
@@ -201,6 +202,7 @@ pub(super) struct Laid<T, I> {
     pub(super) src: Vec<T>,
     src_laid: (Vec<T>, usize, Vec<isize>, Vec<usize>),
     index_laid: (Vec<I>, usize, Vec<isize>, Vec<usize>),
+    kinds: [u8; 3],
     /// The output's starting values (`out=`) and their shape.
     pub(super) out: Option<(Vec<usize>, Vec<T>)>,
     huge: bool,
@@ -228,6 +230,7 @@ impl<T: Small, I: SmallIndex> Laid<T, I> {
             src,
             src_laid: (sb, so, ss, case.src_shape.clone()),
             index_laid: (ib, io, is, case.index_shape.clone()),
+            kinds: case.layouts,
             out: case
                 .out
                 .as_ref()
@@ -243,12 +246,12 @@ impl<T: Small, I: SmallIndex> Laid<T, I> {
 
     pub(super) fn src_view(&self) -> Result<TensorView<'_, T>, String> {
         let (b, o, st, sh) = &self.src_laid;
-        TensorView::with_strides(b, *o, sh, st).map_err(|e| e.to_string())
+        view_in(b, *o, sh, st, self.kinds[0]).map_err(|e| e.to_string())
     }
 
     pub(super) fn index_view(&self) -> Result<TensorView<'_, I>, String> {
         let (b, o, st, sh) = &self.index_laid;
-        TensorView::with_strides(b, *o, sh, st).map_err(|e| e.to_string())
+        view_in(b, *o, sh, st, self.kinds[1]).map_err(|e| e.to_string())
     }
 
     pub(super) fn out_view(&self) -> Result<Option<TensorView<'_, T>>, String> {
@@ -276,7 +279,7 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
                 let (mut ob, oo, os) = embed(v, s, case.layouts[2], poison);
                 let before = bits(&ob);
                 let mut o =
-                    TensorViewMut::with_strides(&mut ob, oo, s, &os).map_err(|e| e.to_string())?;
+                    view_mut_in(&mut ob, oo, s, &os, case.layouts[2]).map_err(|e| e.to_string())?;
                 let r = engine::<T, I>(case, &sv, &iv, Some(&mut o), &opts);
                 match &r {
                     Err(_) if bits(&ob) != before => {
@@ -544,9 +547,9 @@ fn run_composite<T: Small + Float, I: SmallIndex>(case: &Case) -> Result<(), Str
     let idx: Vec<I> = case.index.iter().map(|&v| I::wrap(v)).collect();
     let (sb, so, ss) = embed(&src, &case.src_shape, case.layouts[0], T::small(NAN));
     let (ib, io, is) = embed(&idx, &case.index_shape, case.layouts[1], I::wrap(0));
-    let sv = TensorView::with_strides(&sb, so, &case.src_shape, &ss).map_err(|e| e.to_string())?;
+    let sv = view_in(&sb, so, &case.src_shape, &ss, case.layouts[0]).map_err(|e| e.to_string())?;
     let iv =
-        TensorView::with_strides(&ib, io, &case.index_shape, &is).map_err(|e| e.to_string())?;
+        view_in(&ib, io, &case.index_shape, &is, case.layouts[1]).map_err(|e| e.to_string())?;
     let what = [
         Composite::Softmax,
         Composite::LogSoftmax,

@@ -5,6 +5,7 @@
 //! and 4 threads. Then the scatter rules against central finite differences in f64, and the
 //! tie, NaN, zero, skip and window rules on cases written out by hand.
 
+use super::view_in;
 use proptest::prelude::*;
 
 use super::gather_prop::{self as gp, gathered_shape};
@@ -83,12 +84,12 @@ fn scatter_typed<T: Small + Float, I: SmallIndex>(
         .map(|_| rng.below(11) as i64 - 5)
         .collect();
     let (gb, goff, gs) = laid(&gvals, &case.data_shape, case.layouts[1]);
-    let view = |b, o, shape: &[usize], s| TensorView::with_strides(b, o, shape, s);
+    let k = case.layouts;
     let err = |e: crate::Error| e.to_string();
-    let dv = view(&db, doff, &case.data_shape, &ds).map_err(err)?;
-    let uv = view(&ub, uoff, &case.updates_shape, &us).map_err(err)?;
-    let gv = view(&gb, goff, &case.data_shape, &gs).map_err(err)?;
-    let iv = TensorView::with_strides(&ib, ioff, &case.indices_shape, &is).map_err(err)?;
+    let dv = view_in(&db, doff, &case.data_shape, &ds, k[0]).map_err(err)?;
+    let uv = view_in(&ub, uoff, &case.updates_shape, &us, k[2]).map_err(err)?;
+    let gv = view_in(&gb, goff, &case.data_shape, &gs, k[1]).map_err(err)?;
+    let iv = view_in(&ib, ioff, &case.indices_shape, &is, k[1]).map_err(err)?;
     let ties = rng.pick(&[Ties::Split, Ties::First]);
     let (engine, oracle) = scatter_fns::<T, I>(case.op);
     let opts = case.opts.ties(ties);

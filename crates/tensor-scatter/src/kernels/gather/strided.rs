@@ -7,13 +7,16 @@
 use super::{ElementsGeom, Job, SliceGeom};
 use crate::dtype::Element;
 use crate::index::{IndexInt, resolve_accepted};
+use crate::kernels::elems::Elems;
 use crate::kernels::{DestPtr, read};
 use crate::shape::part;
 
 /// A validated `data` view: every position `offset + Σ c[d] * strides[d]` with `c` inside
-/// `shape` lies in the job's `data` buffer.
+/// `shape` is one of its elements in `data` (the positions between them may be gaps, never
+/// read; the job's own `data` slice is not used).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct DataView<'a> {
+pub(crate) struct DataView<'a, U> {
+    pub(crate) data: Elems<'a, U>,
     pub(crate) offset: usize,
     pub(crate) shape: &'a [usize],
     pub(crate) strides: &'a [isize],
@@ -58,13 +61,13 @@ fn advance(coord: &mut [usize], shape: &[usize], strides: &[isize], pos: &mut is
 /// coordinate `l` and the resolved tuple `t`, element by element.
 ///
 /// # Safety
-/// The view is valid for `job.data` ([`DataView`]); `dims` and `g` describe it; every index
+/// The view is valid ([`DataView`]); `dims` and `g` describe it; every index
 /// was accepted by the index pass; `dest` has `g.lead_n * g.tuple_n * g.slice` cells, none of
 /// them touched by anyone else during the call.
 pub(crate) unsafe fn slices<U: Element, I: IndexInt>(
     g: &SliceGeom,
     dims: SliceDims<'_>,
-    view: DataView<'_>,
+    view: DataView<'_, U>,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
 ) {
@@ -114,8 +117,8 @@ pub(crate) unsafe fn slices<U: Element, I: IndexInt>(
             for e in 0..g.slice {
                 // SAFETY: `pos` is the view position of an in-shape coordinate (the lead
                 // coordinate of `l`, accepted indices, the slice coordinate `coord`), so it
-                // lies in `job.data` (the view's contract); the row is this task's.
-                unsafe { dest.set(out + e, read(job.data, pos as usize)) };
+                // is one of the view's elements; the row is this task's.
+                unsafe { dest.set(out + e, view.data.get(pos as usize)) };
                 advance(&mut coord, slice_shape, slice_strides, &mut pos);
             }
         }
@@ -130,7 +133,7 @@ pub(crate) unsafe fn slices<U: Element, I: IndexInt>(
 /// of `g.shape`).
 pub(crate) unsafe fn elements<U: Element, I: IndexInt>(
     g: &ElementsGeom,
-    view: DataView<'_>,
+    view: DataView<'_, U>,
     job: &Job<'_, U, I>,
     dest: DestPtr<'_, U>,
     n: usize,
@@ -162,10 +165,8 @@ pub(crate) unsafe fn elements<U: Element, I: IndexInt>(
                 // dim but the axis (the plan), and `p` is an accepted axis position, so the
                 // position is the view's at an in-shape coordinate.
                 Some(p) => unsafe {
-                    read(
-                        job.data,
-                        base.wrapping_add((p as isize).wrapping_mul(sa)) as usize,
-                    )
+                    view.data
+                        .get(base.wrapping_add((p as isize).wrapping_mul(sa)) as usize)
                 },
                 None => job.fill,
             };

@@ -5,6 +5,7 @@
 use crate::dtype::Element;
 use crate::exec::Ctx;
 use crate::exec::tuning::{RANGE_STREAM_MIN_BYTES, TILE_BYTES, TUPLE_LOOKAHEAD, line_cells};
+use crate::kernels::elems::Elems;
 use crate::kernels::{DestPtr, combine_slices};
 use crate::reduce::Combiner;
 use crate::shape::{Odometer, part};
@@ -40,7 +41,8 @@ pub(crate) struct RangeJob<'a, T> {
     /// Destination buffer positions `[span_lo, span_hi]` reached by the destination view.
     pub(crate) span_lo: usize,
     pub(crate) span_hi: usize,
-    pub(crate) upd: &'a [T],
+    /// The updates' buffer: its runs are read where they lie (a view with gaps included).
+    pub(crate) upd: Elems<'a, T>,
     /// The copy source: `src[j]` becomes buffer position `span_lo + j` (contiguous views only).
     pub(crate) src: Option<&'a [T]>,
     pub(crate) fill: Option<T>,
@@ -203,7 +205,9 @@ pub(crate) fn ranges<T: Element, C: Combiner<T>>(
         let apply = |d, u: usize, len| {
             // SAFETY: as above; the cells are initialised (copied above or by the caller).
             let dst = unsafe { dest.slice_mut(d, len) };
-            combine_slices::<T, C>(dst, &job.upd[u..u + len]);
+            // SAFETY: a clipped run of the updates: `len` cells contiguous in the updates
+            // view at an in-shape coordinate (the plan's runs), all of them its elements.
+            combine_slices::<T, C>(dst, unsafe { job.upd.run(u, len) });
         };
         job.walk_owned(lo, hi, apply, ahead);
     });
