@@ -83,7 +83,9 @@ fn run_kernel<T: Element, I: IndexInt>(
     }
     let l = &data.layout;
     let view = DataView {
-        data: kernels::bits_view(data).data,
+        // SAFETY: `BitsOf<T>` has `T`'s size and alignment, and every bit pattern is a valid
+        // unsigned integer.
+        data: unsafe { data.data.cast() },
         offset: l.offset,
         shape: &l.shape,
         strides: &l.strides,

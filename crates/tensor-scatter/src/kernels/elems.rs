@@ -225,6 +225,11 @@ impl<'a, T> ElemsMut<'a, T> {
         }
     }
 
+    /// Whether the whole buffer may be borrowed ([`whole_mut`](Self::whole_mut)).
+    pub(crate) fn is_whole(&self) -> bool {
+        self.whole
+    }
+
     /// The whole buffer as a slice, when it may be borrowed whole (no gaps).
     pub(crate) fn whole_mut(&mut self) -> Option<&mut [T]> {
         // SAFETY: `whole` is set only by `new`, from a slice borrowed exclusively for 'a;
@@ -290,28 +295,43 @@ impl<'a, T: Copy> TensorView<'a, T> {
         }
     }
 
-    /// The view read through `shape` and `strides` from the same origin, when each dim that
-    /// moves is one of this view's own (same stride, no longer extent), each used once, so
-    /// that the result reaches only this view's elements (a broadcast, a window, dims
-    /// dropped or reordered); `None` otherwise.
-    pub(crate) fn rewalk(&self, shape: &[usize], strides: &[isize]) -> Option<TensorView<'a, T>> {
+    /// Whether a walk from the view's origin over `dims` (extent, stride) reaches only the
+    /// view's elements: each dim that moves is one of the view's own (same stride, no longer
+    /// extent), each used once (a broadcast, a window, dims dropped or reordered). A walk with
+    /// an empty dim reaches nothing. Ranks up to 64 (every view in practice) allocate nothing.
+    pub(crate) fn walks_within(&self, dims: impl IntoIterator<Item = (usize, isize)>) -> bool {
         let l = &self.layout;
-        let mut used = vec![false; l.shape.len()];
-        for (&n, &s) in shape.iter().zip(strides) {
-            if n <= 1 || s == 0 {
+        let (mut used, mut inside, mut empty) = (0u64, l.shape.len() <= 64, false);
+        for (n, s) in dims {
+            empty |= n == 0;
+            if n <= 1 || s == 0 || !inside {
                 continue;
             }
-            let e =
-                (0..l.shape.len()).find(|&e| !used[e] && l.strides[e] == s && l.shape[e] >= n)?;
-            used[e] = true;
+            let free = (0..l.shape.len())
+                .find(|&e| used & (1 << e) == 0 && l.strides[e] == s && l.shape[e] >= n);
+            match free {
+                Some(e) => used |= 1 << e,
+                None => inside = false,
+            }
+        }
+        empty || inside
+    }
+
+    /// The view read through `shape` and `strides` from the same origin, when that walk
+    /// reaches only its elements ([`walks_within`](Self::walks_within)); `None` otherwise.
+    pub(crate) fn rewalk(&self, shape: &[usize], strides: &[isize]) -> Option<TensorView<'a, T>> {
+        if shape.len() != strides.len()
+            || !self.walks_within(shape.iter().copied().zip(strides.iter().copied()))
+        {
+            return None;
         }
         let numel = shape.iter().product::<usize>();
-        (shape.len() == strides.len()).then(|| TensorView {
+        Some(TensorView {
             data: self.data,
             layout: crate::view::Layout {
                 shape: shape.to_vec(),
                 strides: strides.to_vec(),
-                offset: if numel == 0 { 0 } else { l.offset },
+                offset: if numel == 0 { 0 } else { self.layout.offset },
                 numel,
             },
         })
@@ -362,5 +382,37 @@ impl<T: Copy> TensorViewMut<'_, T> {
             // the two do not overlap.
             unsafe { dest.set(d as usize, src.data.get(s as usize)) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::TensorView;
+
+    #[test]
+    fn walks_within_accepts_broadcasts_windows_and_reorders_only() {
+        let buf = [0u8; 12];
+        let v = TensorView::new(&buf, &[3, 4]).unwrap();
+        let yes: [&[(usize, isize)]; 5] = [
+            &[(3, 4), (4, 1)],         // itself
+            &[(4, 1), (3, 4)],         // dims reordered
+            &[(2, 4), (7, 0), (3, 1)], // a window, broadcast along a new dim
+            &[(4, 1)],                 // a dim dropped
+            &[(5, 4), (0, 99)],        // reaches nothing
+        ];
+        for w in yes {
+            assert!(v.walks_within(w.iter().copied()), "{w:?}");
+        }
+        let no: [&[(usize, isize)]; 4] = [
+            &[(4, 4)],         // longer than the dim with that stride
+            &[(4, 1), (2, 1)], // one dim used twice
+            &[(3, 2)],         // a stride of its own
+            &[(3, -4)],        // backwards
+        ];
+        for w in no {
+            assert!(!v.walks_within(w.iter().copied()), "{w:?}");
+        }
+        assert!(v.rewalk(&[4, 3], &[1, 4]).is_some());
+        assert!(v.rewalk(&[4], &[2]).is_none());
     }
 }

@@ -228,12 +228,11 @@ fn run_into<T: Element, I: IndexInt>(
             debug_assert!(!prep.kernel_checks());
             dest.copy_from(d);
         }
-        let layout = dest.layout.clone();
         run_fast(
             plan,
             &prep,
             dest.data.dest(),
-            &layout,
+            &dest.layout,
             fused,
             indices,
             updates,
@@ -242,14 +241,14 @@ fn run_into<T: Element, I: IndexInt>(
         )?;
         return Ok(());
     }
-    if let (Some(_), Some(_)) = (dest.data.whole_mut(), updates.data.whole()) {
+    if let (true, Some(upd)) = (dest.data.is_whole(), updates.data.whole()) {
         let resolved = resolve_indices(plan, indices, opts.index_policy)?;
         if let Some(d) = copy_from {
             dest.copy_from(d);
         }
-        let (layout, upd) = (dest.layout.clone(), updates.data.whole().unwrap_or(&[]));
-        let d = dest.data.whole_mut().unwrap_or(&mut []);
-        run_sequential(plan, &resolved, d, &layout, upd, &updates.layout, opts);
+        if let Some(d) = dest.data.whole_mut() {
+            run_sequential(plan, &resolved, d, &dest.layout, upd, &updates.layout, opts);
+        }
         return Ok(());
     }
     // The sequential engine reads and writes the buffers between the elements too (its wide

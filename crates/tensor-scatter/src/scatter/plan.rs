@@ -106,6 +106,19 @@ pub(crate) fn resolve_indices<I: IndexInt>(
             n.saturating_mul(std::mem::size_of::<isize>()),
         )
     })?;
+    // The reads below are at positions of this walk: each must be one of the view's elements.
+    let walk = plan
+        .tuple_shape
+        .iter()
+        .copied()
+        .zip(plan.idx_tuple.iter().copied());
+    if !indices.walks_within(walk.chain([(plan.comps.len(), plan.comp_stride)])) {
+        return Err(Error::invalid(
+            plan.op,
+            "indices",
+            "a plan made for another layout of indices (a bug: please report it)",
+        ));
+    }
     let mut odo = Odometer::new(
         &plan.tuple_shape,
         [&plan.idx_tuple, &plan.dest_tuple],
@@ -119,9 +132,8 @@ pub(crate) fn resolve_indices<I: IndexInt>(
             let mut skip = false;
             for (j, c) in plan.comps.iter().enumerate() {
                 let pos = idx_off + j as isize * plan.comp_stride;
-                // SAFETY: `pos` is the position of component `j` of the tuple at `coord`: the
-                // plan's tuple and component strides are the indices' own (the planners), so
-                // it is one of the view's elements.
+                // SAFETY: `pos` is the position of component `j` of the tuple at `coord`, a
+                // step of the walk checked above, so one of the view's elements.
                 let value = unsafe { indices.data.get(pos as usize) }.to_i128();
                 match resolve(value, c.size, policy) {
                     // Wrapping: with an empty destination (a zero dim elsewhere) a stride

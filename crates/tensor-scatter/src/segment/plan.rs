@@ -146,13 +146,21 @@ pub(crate) fn read_lanes<'a, I: IndexInt>(
     } else {
         numel(op, arg, &shape)?
     };
+    // Every read below is a position of this walk: each must be one of the index's elements.
+    if !index.walks_within(shape.iter().copied().zip(st.iter().copied())) {
+        return Err(Error::invalid(
+            op,
+            arg,
+            "a walk that is not a broadcast of the index (a bug: please report it)",
+        ));
+    }
     if let Native::I64(v) = I::native(index)
         && total > 0
         && row_major(&shape, &st)
     {
         let at = v.layout.offset;
-        // SAFETY: the walk (a broadcast of the index view, below) reads positions `[at, at +
-        // total)` in order, each one of its elements.
+        // SAFETY: the walk (checked above) reads positions `[at, at + total)` in order, each
+        // one of the index's elements.
         let values = unsafe { v.data.run(at, total) };
         return Ok(Lanes {
             mode,
@@ -174,9 +182,7 @@ pub(crate) fn read_lanes<'a, I: IndexInt>(
             total / inner,
         );
         while let Some([p]) = odo.next_offsets() {
-            // The walk is a broadcast of the index view (`broadcast_strides`: every dim is
-            // one of its own, same extent and stride, or has stride 0), so every position it
-            // reaches is one of the view's elements.
+            // Every position of the walk (checked above) is one of the index's elements.
             if inner_st == 1 {
                 // SAFETY: positions `p..p + inner` of the walk (see above).
                 let run = unsafe { index.data.run(p as usize, inner) };
