@@ -180,6 +180,36 @@ fn padded<T: Element>(v: &[T], poison: T) -> Vec<T> {
     out
 }
 
+/// Every other element of `buf` from position 1 (a [`padded`] buffer) as a view with gaps,
+/// made from raw parts as a binding would: the poisoned positions between the elements belong
+/// to nobody the view may touch.
+fn gapped<'a, T: Element>(
+    buf: &'a [T],
+    shape: &[usize],
+    strides: &[isize],
+) -> tensor_scatter::Result<TensorView<'a, T>> {
+    let v = TensorView::with_strides(buf, 1, shape, strides)?;
+    if v.is_empty() {
+        return Ok(v);
+    }
+    // SAFETY: `with_strides` showed every element lies in `buf`, borrowed for 'a.
+    unsafe { TensorView::from_raw_parts(buf.as_ptr().add(1), shape, strides) }
+}
+
+/// [`gapped`], writable.
+fn gapped_mut<'a, T: Element>(
+    buf: &'a mut [T],
+    shape: &[usize],
+    strides: &[isize],
+) -> tensor_scatter::Result<TensorViewMut<'a, T>> {
+    let v = TensorViewMut::with_strides(&mut *buf, 1, shape, strides)?;
+    if v.shape().contains(&0) {
+        return TensorViewMut::with_strides(buf, 1, shape, strides);
+    }
+    // SAFETY: as in `gapped`, with `buf` borrowed exclusively for 'a.
+    unsafe { TensorViewMut::from_raw_parts(buf.as_mut_ptr().add(1), shape, strides) }
+}
+
 fn contiguous_strides(shape: &[usize], scale: isize) -> Option<Vec<isize>> {
     let mut strides = vec![0isize; shape.len()];
     let mut acc: isize = scale;
@@ -394,7 +424,7 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
         let Some(strides) = contiguous_strides(&ds, 2) else {
             return;
         };
-        TensorView::with_strides(&data_buf, 1, &ds, &strides)
+        gapped(&data_buf, &ds, &strides)
     } else {
         TensorView::new(&data_buf, &ds)
     };
@@ -465,7 +495,7 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
             let Some(strides) = contiguous_strides(&ds, 2) else {
                 return;
             };
-            let Ok(mut out) = TensorViewMut::with_strides(&mut dest, 1, &ds, &strides) else {
+            let Ok(mut out) = gapped_mut(&mut dest, &ds, &strides) else {
                 return;
             };
             let r = match op {
@@ -540,8 +570,7 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
             let Some(strides) = contiguous_strides(&out_shape, 2) else {
                 return;
             };
-            let Ok(mut out) = TensorViewMut::with_strides(&mut dest, 1, &out_shape, &strides)
-            else {
+            let Ok(mut out) = gapped_mut(&mut dest, &out_shape, &strides) else {
                 return;
             };
             let r = match op {
