@@ -15,7 +15,8 @@
 //!
 //! A strided `data` view (padded, reversed, permuted, broadcast) is read where it lies: the
 //! gather touches only the cells it gathers, however large the view. Strided `indices` are
-//! copied once into a contiguous buffer, since every index is read anyway.
+//! copied once into a contiguous buffer, since every index is read anyway, and a strided
+//! `out` (the `_into` forms) receives a contiguous result element by element.
 
 mod drive;
 mod plan;

@@ -31,6 +31,10 @@
 //!   received nothing or kept `out`'s own value.
 //! * An index outside `[0, n)`, an unsorted `segment_coo` index and a decreasing or
 //!   out-of-range `indptr` are errors found before anything is written.
+//! * Views of any strides are accepted (gaps between the elements included). A strided
+//!   `src` is copied once into a contiguous buffer (the folds read whole rows), and a strided
+//!   `out` receives a contiguous result element by element; the index becomes int64 lanes
+//!   (borrowed when it is a contiguous int64 index, else converted once).
 //!
 //! ```
 //! use tensor_scatter::segment::{scatter, scatter_arg, SegmentOptions};
