@@ -71,14 +71,10 @@ fn run_fast<T: Element, I: IndexInt>(
     let r = opts.reduction;
     let fill = opts.fills().then(|| T::identity(r));
     // The element kernels run only on contiguous indices and updates (`elem_geom`).
-    let (idx, upd) = (
-        indices.contiguous().unwrap_or(&[]),
-        updates.contiguous().unwrap_or(&[]),
-    );
     let elem_job = |g, fill, staged| scatter::ElemJob {
         g,
-        idx,
-        upd,
+        idx: indices.contiguous().unwrap_or(&[]),
+        upd: updates.contiguous().unwrap_or(&[]),
         src,
         policy: opts.index_policy,
         fill,
