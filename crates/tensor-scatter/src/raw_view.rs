@@ -21,9 +21,15 @@ use crate::view::{Layout, TensorView, TensorViewMut};
 /// assert_eq!(tensor_scatter::gap_free_span(&[3], &[2]), None); // every other element
 /// ```
 pub fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)> {
-    if shape.len() != strides.len() {
+    if shape.len() != strides.len() || !gap_free(shape, strides) {
         return None;
     }
+    element_span(shape, strides)
+}
+
+/// Whether every position between a layout's lowest and highest element is one of its
+/// elements (the ranks are equal).
+fn gap_free(shape: &[usize], strides: &[isize]) -> bool {
     // The dims that move, by stride magnitude: each must step exactly over what the smaller
     // ones cover (1, then n0 * |s0|, ...). Broadcast (stride 0) and length-1 dims add nothing.
     // Up to 8 of them are sorted on the stack (this runs on every call of a binding).
@@ -49,11 +55,14 @@ pub fn gap_free_span(shape: &[usize], strides: &[isize]) -> Option<(isize, isize
     let mut covered = 1usize;
     for &(s, n) in dims.iter() {
         if s != covered {
-            return None;
+            return false;
         }
-        covered = covered.checked_mul(n)?;
+        match covered.checked_mul(n) {
+            Some(c) => covered = c,
+            None => return false,
+        }
     }
-    element_span(shape, strides)
+    true
 }
 
 /// The element positions `[lo, hi]` a non-empty layout reaches relative to its origin, gaps
@@ -135,7 +144,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
         }
         let (lo, hi) = reach(shape, strides)?;
         let len = (hi - lo) as usize + 1;
-        if gap_free_span(shape, strides).is_some() {
+        if gap_free(shape, strides) {
             // SAFETY: the caller vouches for every element the layout addresses, shared for
             // 'a; with no gaps they are exactly the positions `lo..=hi` from `origin`, so the
             // slice covers only them (and its length, at most the number of distinct
@@ -190,7 +199,7 @@ impl<'a, T: Copy> TensorViewMut<'a, T> {
         }
         let (lo, hi) = reach(shape, strides)?;
         let len = (hi - lo) as usize + 1;
-        if gap_free_span(shape, strides).is_some() {
+        if gap_free(shape, strides) {
             // SAFETY: as in `TensorView::from_raw_parts`, with the elements the caller's alone
             // for 'a; a broadcast dim would make two coordinates one element, which
             // `with_strides` refuses before anything is written.

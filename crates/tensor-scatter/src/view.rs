@@ -221,7 +221,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
 
     /// The element at `coord`, or `None` outside the shape.
     pub fn get(&self, coord: &[usize]) -> Option<T> {
-        in_shape(&self.layout.shape, coord).then(|| self.at(coord))
+        self.at(coord)
     }
 
     /// The elements in row-major order.
@@ -577,8 +577,4 @@ impl<'a, T> TensorViewMut<'a, T> {
             layout,
         })
     }
-}
-
-fn in_shape(shape: &[usize], coord: &[usize]) -> bool {
-    coord.len() == shape.len() && coord.iter().zip(shape).all(|(c, d)| c < d)
 }

@@ -150,20 +150,16 @@ fn outside(i: usize, n: usize, len: usize) -> ! {
     panic!("access [{i}, {i}+{n}) outside {len} positions")
 }
 
-/// The buffer of a writable view (see the module docs).
+/// The buffer of a writable view (see the module docs): an [`Elems`] whose positions this
+/// borrow holds exclusively (its pointer came from a `*mut`, so writing through it is sound).
 pub(crate) struct ElemsMut<'a, T> {
-    ptr: *mut T,
-    len: usize,
-    whole: bool,
+    elems: Elems<'a, T>,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
 impl<T> std::fmt::Debug for ElemsMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ElemsMut")
-            .field("len", &self.len)
-            .field("whole", &self.whole)
-            .finish()
+        self.elems.fmt(f)
     }
 }
 
@@ -173,14 +169,21 @@ unsafe impl<T: Send> Send for ElemsMut<'_, T> {}
 unsafe impl<T: Sync> Sync for ElemsMut<'_, T> {}
 
 impl<'a, T> ElemsMut<'a, T> {
-    /// Every position of `s`.
-    pub(crate) fn new(s: &'a mut [T]) -> Self {
+    fn with(ptr: *mut T, len: usize, whole: bool) -> Self {
         ElemsMut {
-            ptr: s.as_mut_ptr(),
-            len: s.len(),
-            whole: true,
+            elems: Elems {
+                ptr,
+                len,
+                whole,
+                _borrow: PhantomData,
+            },
             _borrow: PhantomData,
         }
+    }
+
+    /// Every position of `s`.
+    pub(crate) fn new(s: &'a mut [T]) -> Self {
+        Self::with(s.as_mut_ptr(), s.len(), true)
     }
 
     /// `len` positions from `ptr`, of which only the elements of the view this becomes part
@@ -190,52 +193,43 @@ impl<'a, T> ElemsMut<'a, T> {
     /// Every position that view's layout reaches is a valid, initialised, aligned `T` that
     /// nobody else reads or writes for 'a; the positions lie in one allocation.
     pub(crate) unsafe fn gapped(ptr: *mut T, len: usize) -> Self {
-        ElemsMut {
-            ptr,
-            len,
-            whole: false,
-            _borrow: PhantomData,
-        }
+        Self::with(ptr, len, false)
+    }
+
+    fn ptr(&self) -> *mut T {
+        self.elems.ptr.cast_mut()
     }
 
     /// The address of position `i` (wrapping arithmetic: writing through it is the caller's
     /// own contract).
     #[cfg(feature = "ndarray")]
     pub(crate) fn ptr_at_mut(&mut self, i: usize) -> *mut T {
-        self.ptr.wrapping_add(i)
+        self.ptr().wrapping_add(i)
     }
 
     /// The same buffer, borrowed for a shorter time.
     pub(crate) fn reborrow(&mut self) -> ElemsMut<'_, T> {
-        ElemsMut {
-            ptr: self.ptr,
-            len: self.len,
-            whole: self.whole,
-            _borrow: PhantomData,
-        }
+        Self::with(self.ptr(), self.elems.len, self.elems.whole)
     }
 
     /// A read-only borrow of the same buffer.
     pub(crate) fn shared(&self) -> Elems<'_, T> {
-        Elems {
-            ptr: self.ptr,
-            len: self.len,
-            whole: self.whole,
-            _borrow: PhantomData,
-        }
+        self.elems
     }
 
     /// Whether the whole buffer may be borrowed ([`whole_mut`](Self::whole_mut)).
     pub(crate) fn is_whole(&self) -> bool {
-        self.whole
+        self.elems.whole
     }
 
     /// The whole buffer as a slice, when it may be borrowed whole (no gaps).
     pub(crate) fn whole_mut(&mut self) -> Option<&mut [T]> {
+        let (ptr, len) = (self.ptr(), self.elems.len);
         // SAFETY: `whole` is set only by `new`, from a slice borrowed exclusively for 'a;
         // `&mut self` keeps it exclusive while the result lives.
-        self.whole
-            .then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
+        self.elems
+            .whole
+            .then(|| unsafe { std::slice::from_raw_parts_mut(ptr, len) })
     }
 
     /// The buffer as a kernel destination. The kernels write only positions the view's layout
@@ -246,7 +240,7 @@ impl<'a, T> ElemsMut<'a, T> {
     {
         // SAFETY: the positions are this borrow's for as long as the result lives (`&mut
         // self`); what a kernel may touch through it is the kernels' contract.
-        unsafe { DestPtr::from_raw(self.ptr, self.len) }
+        unsafe { DestPtr::from_raw(self.ptr(), self.elems.len) }
     }
 
     /// The same positions written as `U`.
@@ -254,12 +248,9 @@ impl<'a, T> ElemsMut<'a, T> {
     /// # Safety
     /// As [`Elems::cast`], and what is written through the result is the bits of a `T`.
     pub(crate) unsafe fn cast<U>(&mut self) -> ElemsMut<'_, U> {
-        assert!(std::mem::size_of::<U>() == std::mem::size_of::<T>());
-        assert!(std::mem::align_of::<U>() == std::mem::align_of::<T>());
         ElemsMut {
-            ptr: self.ptr.cast(),
-            len: self.len,
-            whole: self.whole,
+            // SAFETY: the caller's contract, as `Elems::cast`'s.
+            elems: unsafe { self.elems.cast() },
             _borrow: PhantomData,
         }
     }
@@ -268,16 +259,12 @@ impl<'a, T> ElemsMut<'a, T> {
 /// Row-major walks over a view's own layout: every position they reach is one of its
 /// elements, so these are safe however the view was made.
 impl<'a, T: Copy> TensorView<'a, T> {
-    /// The element at buffer position `layout.position(coord)` for an in-shape `coord`.
-    pub(crate) fn at(&self, coord: &[usize]) -> T {
-        assert!(
-            coord.len() == self.layout.shape.len()
-                && coord.iter().zip(&self.layout.shape).all(|(c, d)| c < d),
-            "coordinate {coord:?} outside {:?}",
-            self.layout.shape
-        );
+    /// The element at `coord`, or `None` outside the shape.
+    pub(crate) fn at(&self, coord: &[usize]) -> Option<T> {
+        let shape = &self.layout.shape;
+        let inside = coord.len() == shape.len() && coord.iter().zip(shape).all(|(c, d)| c < d);
         // SAFETY: an in-shape coordinate's position is one of the view's elements.
-        unsafe { self.data.get(self.layout.position(coord)) }
+        inside.then(|| unsafe { self.data.get(self.layout.position(coord)) })
     }
 
     /// Calls `f` with each element in row-major order.

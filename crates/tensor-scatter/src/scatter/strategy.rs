@@ -41,9 +41,6 @@ fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<s
         k: idx.shape[axis],
         inner: crate::shape::sat_product(&dest.shape[axis + 1..]),
         dest_off: dest.offset,
-        // The job holds the indices' and updates' elements as slices from their origins.
-        idx_off: 0,
-        upd_off: 0,
     })
 }
 

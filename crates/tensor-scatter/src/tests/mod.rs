@@ -34,10 +34,10 @@ pub(crate) fn view_mut_in<'a, T: Copy>(
     strides: &[isize],
     kind: u8,
 ) -> Result<TensorViewMut<'a, T>> {
-    let v = TensorViewMut::with_strides(&mut *buf, offset, shape, strides)?;
-    if kind != 2 || v.shape().contains(&0) {
+    if kind != 2 || shape.contains(&0) {
         return TensorViewMut::with_strides(buf, offset, shape, strides);
     }
-    // SAFETY: as in `view_in`, with `buf` borrowed exclusively for 'a.
+    TensorViewMut::with_strides(&mut *buf, offset, shape, strides)?;
+    // SAFETY: as in `view_in` (the check just above), with `buf` borrowed exclusively for 'a.
     unsafe { TensorViewMut::from_raw_parts(buf.as_mut_ptr().add(offset), shape, strides) }
 }

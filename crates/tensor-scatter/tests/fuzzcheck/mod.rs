@@ -202,11 +202,11 @@ fn gapped_mut<'a, T: Element>(
     shape: &[usize],
     strides: &[isize],
 ) -> tensor_scatter::Result<TensorViewMut<'a, T>> {
-    let v = TensorViewMut::with_strides(&mut *buf, 1, shape, strides)?;
-    if v.shape().contains(&0) {
+    if shape.contains(&0) {
         return TensorViewMut::with_strides(buf, 1, shape, strides);
     }
-    // SAFETY: as in `gapped`, with `buf` borrowed exclusively for 'a.
+    TensorViewMut::with_strides(&mut *buf, 1, shape, strides)?;
+    // SAFETY: as in `gapped` (the check just above), with `buf` borrowed exclusively for 'a.
     unsafe { TensorViewMut::from_raw_parts(buf.as_mut_ptr().add(1), shape, strides) }
 }
 

@@ -169,8 +169,8 @@ unsafe fn elem_staged_tile<T: Element, I: IndexInt, C: Combiner<T>>(
         // Rows of one cell (the axis is the innermost dim): the block's indices and updates
         // are contiguous runs.
         let first = o * g.k;
-        let irow = &job.idx[g.idx_off + first..g.idx_off + first + g.k];
-        let urow = &job.upd[g.upd_off + first..g.upd_off + first + g.k];
+        let irow = &job.idx[first..first + g.k];
+        let urow = &job.upd[first..first + g.k];
         fold_run::<T, I, C>(level, sc, irow, urow, job.policy);
     } else {
         fold_rows::<T, I, C>(level, job, sc, o, i0, w);
@@ -203,12 +203,12 @@ crate::kernels::simd::multiversion! {
         for kk in 0..g.k {
             if kk + STAGE_PREFETCH_ROWS < g.k {
                 let r = (o * g.k + kk + STAGE_PREFETCH_ROWS) * g.inner + i0;
-                let ip = job.idx.as_ptr().wrapping_add(g.idx_off + r).cast::<u8>();
+                let ip = job.idx.as_ptr().wrapping_add(r).cast::<u8>();
                 // The first 512 bytes of the index row (`prefetch` takes 256 at a time).
                 for at in (0..(w * std::mem::size_of::<I>()).min(512)).step_by(256) {
                     crate::kernels::prefetch(ip.wrapping_add(at), 256);
                 }
-                crate::kernels::prefetch(job.upd.as_ptr().wrapping_add(g.upd_off + r), 256);
+                crate::kernels::prefetch(job.upd.as_ptr().wrapping_add(r), 256);
             }
             let (irow, urow) = job.rows(o, kk, i0, w);
             for (j, (x, &u)) in irow.iter().zip(urow).enumerate() {
@@ -299,11 +299,10 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
         // One column (the axis is the innermost dim, or a 1-D scatter): walk it with a
         // stride instead of slicing a one-element row per update.
         let first = (o * g.k) * g.inner + i0;
-        let (ib, ub) = (g.idx_off + first, g.upd_off + first);
         if g.inner == 1 {
             // Rows of one cell (the axis is the innermost dim): the block's cells, indices
             // and updates are contiguous runs.
-            let (irow, urow) = (&job.idx[ib..ib + g.k], &job.upd[ub..ub + g.k]);
+            let (irow, urow) = (&job.idx[first..first + g.k], &job.upd[first..first + g.k]);
             if job.src.is_none() {
                 // In place, the block was not just copied: ask for all of its lines in
                 // order first, so that the fold's random cells hit cache instead of each
@@ -320,9 +319,9 @@ unsafe fn elem_tile<T: Element, I: IndexInt, C: Combiner<T>>(
         }
         for kk in 0..g.k {
             let q = kk * g.inner;
-            if let Some(p) = resolve_accepted(job.idx[ib + q].to_i64_sat(), n, job.policy) {
+            if let Some(p) = resolve_accepted(job.idx[first + q].to_i64_sat(), n, job.policy) {
                 // SAFETY: p < n (accepted index): a cell of this tile, initialised and owned.
-                unsafe { dest.combine::<C>(dbase + p * g.inner, job.upd[ub + q]) };
+                unsafe { dest.combine::<C>(dbase + p * g.inner, job.upd[first + q]) };
             }
         }
         return;

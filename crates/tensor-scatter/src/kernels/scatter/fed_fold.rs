@@ -106,7 +106,7 @@ impl Drop for Taken {
 /// destination), folded there in index order by the calling thread while a second task
 /// resolves the indices ahead of it, and copied out once every index was accepted.
 ///
-/// Returns the flat position (from `idx_off`) of the first rejected index; the destination
+/// Returns the flat position of the first rejected index; the destination
 /// is then untouched.
 ///
 /// # Safety
@@ -311,8 +311,6 @@ mod tests {
             inner: 1,
             k: idx.len(),
             dest_off: 0,
-            idx_off: 0,
-            upd_off: 0,
         };
         let job = ElemJob {
             g,

@@ -32,8 +32,9 @@ use crate::dtype::Element;
 use crate::exec::tuning::{STAGE_POOL_MAX, STAGE_POOL_MAX_BYTES};
 use crate::index::IndexPolicy;
 
-/// `scatter_elements` geometry over contiguous tensors: destination `(outer, n, inner)`,
-/// indices and updates `(outer, k, inner)`, at the given buffer offsets.
+/// `scatter_elements` geometry over contiguous tensors: destination `(outer, n, inner)` from
+/// buffer position `dest_off`, indices and updates `(outer, k, inner)` (the job holds exactly
+/// their elements).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ElemGeom {
     pub(crate) outer: usize,
@@ -41,8 +42,6 @@ pub(crate) struct ElemGeom {
     pub(crate) k: usize,
     pub(crate) inner: usize,
     pub(crate) dest_off: usize,
-    pub(crate) idx_off: usize,
-    pub(crate) upd_off: usize,
 }
 
 /// The element-scatter job: validated indices, updates, and the optional source of the copy
@@ -72,10 +71,7 @@ impl<'a, T, I> ElemJob<'a, T, I> {
     fn rows(&self, o: usize, kk: usize, i0: usize, w: usize) -> (&'a [I], &'a [T]) {
         let g = self.g;
         let r = (o * g.k + kk) * g.inner + i0;
-        (
-            &self.idx[g.idx_off + r..g.idx_off + r + w],
-            &self.upd[g.upd_off + r..g.upd_off + r + w],
-        )
+        (&self.idx[r..r + w], &self.upd[r..r + w])
     }
 
     /// The indices and updates of a single-row job (`outer == 1`, `inner == 1`, at most
@@ -88,8 +84,8 @@ impl<'a, T, I> ElemJob<'a, T, I> {
         debug_assert!(self.fill.is_none());
         debug_assert_eq!(self.policy.out_of_range, crate::index::OutOfRange::Error);
         (
-            &self.idx[g.idx_off..g.idx_off + g.k],
-            &self.upd[g.upd_off..g.upd_off + g.k],
+            &self.idx[..g.k],
+            &self.upd[..g.k],
             crate::index::negative_shift(g.n, self.policy.negative),
         )
     }

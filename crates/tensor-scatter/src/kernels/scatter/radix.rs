@@ -156,8 +156,8 @@ fn bucket_range<T: Element, I: IndexInt>(
         return Ok(());
     }
     let mask = (1usize << shift) - 1;
-    let idx = &job.idx[g.idx_off + a..g.idx_off + b];
-    let upd = &job.upd[g.upd_off + a..g.upd_off + b];
+    let idx = &job.idx[a..b];
+    let upd = &job.upd[a..b];
     // (i, k, o) of position a; `row_base` is the destination cell of (o, 0, i).
     let (mut i, mut kk, mut o) = (a % g.inner, a / g.inner % g.k, a / g.inner / g.k);
     let mut row_base = o * g.n * g.inner + i;

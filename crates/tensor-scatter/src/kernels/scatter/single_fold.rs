@@ -16,7 +16,7 @@ use super::{ElemJob, Stage};
 /// the block, only once every index was accepted. It replaces the index pass, which would read the
 /// indices once more before the fold; the plan takes it when the indices outweigh the block.
 ///
-/// Returns the flat position (from `idx_off`) of the first rejected index; the destination
+/// Returns the flat position of the first rejected index; the destination
 /// is then untouched.
 ///
 /// # Safety
@@ -41,8 +41,8 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
         None => sc.extend_from_slice(unsafe { dest.slice_mut(g.dest_off, cells) }),
     }
     let sc = &mut sc[..];
-    let idx = &job.idx[g.idx_off..g.idx_off + count];
-    let upd = &job.upd[g.upd_off..g.upd_off + count];
+    let idx = &job.idx[..count];
+    let upd = &job.upd[..count];
     let (lo, hi) = crate::index::accepted_range(n, job.policy);
     let policy = job.policy;
     if let Some(id) = job.fill {

@@ -43,7 +43,7 @@ pub(crate) const SPLIT_MAX_CELLS: usize = i32::MAX as usize;
 /// scan has accepted every index. Bit-identical to the sequential fold: each cell sees its
 /// updates in index order.
 ///
-/// Returns the flat position (from `idx_off`) of the first rejected index; the destination
+/// Returns the flat position of the first rejected index; the destination
 /// is then untouched.
 ///
 /// # Safety
