@@ -200,6 +200,36 @@ pub trait Element: private::Sealed + Copy + Default + Send + Sync + fmt::Debug +
     fn fold_max(self, u: Self) -> Self {
         self.reduce_max(u)
     }
+    /// Whether the value is a NaN (false for every type without NaN).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn is_nan_value(self) -> bool {
+        false
+    }
+    /// `self + u` for f32 and f64, `self` otherwise: a sum of values from 0 that is NaN
+    /// whenever one of them is (one add a value; opposite infinities or an overflow can make
+    /// it NaN too, a false alarm that only costs the exact rule a second pass).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn add_nan_probe(self, u: Self) -> Self {
+        let _ = u;
+        self
+    }
+    /// [`fold_min`](Element::fold_min) for operands that are not NaN: the same bits with no
+    /// select on a compare result (for f32 and f64 the OR of the two `minps` orders, which
+    /// differ only on equal values, where the OR is what `fold_min` gives).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fold_min_ordered(self, u: Self) -> Self {
+        self.fold_min(u)
+    }
+    /// [`fold_max`](Element::fold_max) for operands that are not NaN (the AND of the two
+    /// `maxps` orders; see [`fold_min_ordered`](Element::fold_min_ordered)).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fold_max_ordered(self, u: Self) -> Self {
+        self.fold_max(u)
+    }
     /// `self + u` as a long fold runs it: for f32 and f64 without making a NaN canonical
     /// (NaN absorbs every later step, so [`canonical`](Element::canonical) at the end of the
     /// fold gives [`reduce_add`](Element::reduce_add)'s bits).
@@ -450,6 +480,30 @@ macro_rules! float_element {
                 if self.is_nan() { self } else { m }
             }
             #[inline(always)]
+            fn is_nan_value(self) -> bool {
+                self.is_nan()
+            }
+            #[inline(always)]
+            fn add_nan_probe(self, u: $t) -> $t {
+                self + u
+            }
+            #[inline(always)]
+            fn fold_min_ordered(self, u: $t) -> $t {
+                let (a, b) = (
+                    if self < u { self } else { u },
+                    if u < self { u } else { self },
+                );
+                <$t>::from_bits(a.to_bits() | b.to_bits())
+            }
+            #[inline(always)]
+            fn fold_max_ordered(self, u: $t) -> $t {
+                let (a, b) = (
+                    if self > u { self } else { u },
+                    if u > self { u } else { self },
+                );
+                <$t>::from_bits(a.to_bits() & b.to_bits())
+            }
+            #[inline(always)]
             fn fold_max(self, u: $t) -> $t {
                 // As `fold_min`, mirrored: equal values give the AND of their bits (+0).
                 let m = if self > u { self } else { u };
@@ -550,6 +604,10 @@ macro_rules! half_element {
                     <$t>::NEG_INFINITY,
                     <$t>::INFINITY,
                 )
+            }
+            #[inline(always)]
+            fn is_nan_value(self) -> bool {
+                self.is_nan()
             }
             fn to_bits_u64(self) -> u64 {
                 u64::from(self.to_bits())

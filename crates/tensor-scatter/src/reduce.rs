@@ -87,6 +87,11 @@ pub(crate) trait Combiner<T: Element> {
     /// Whether the combine only moves the update (`none`).
     const MOVES: bool = false;
     fn combine(acc: T, update: T) -> T;
+    /// `combine` when neither operand is NaN: the same bits, possibly in fewer steps.
+    #[inline(always)]
+    fn combine_ordered(acc: T, update: T) -> T {
+        Self::combine(acc, update)
+    }
 }
 
 macro_rules! combiner {
@@ -112,7 +117,24 @@ impl<T: Element> Combiner<T> for Assign {
 combiner!(AddC, reduce_add);
 combiner!(SubC, reduce_sub);
 combiner!(MulC, reduce_mul);
-combiner!(MinC, fold_min);
 combiner!(FoldAddC, fold_add);
 combiner!(FoldMulC, fold_mul);
-combiner!(MaxC, fold_max);
+
+/// Min and max: their ordered forms skip the NaN rule (see `Element::fold_min_ordered`).
+macro_rules! extreme_combiner {
+    ($name:ident, $method:ident, $ordered:ident) => {
+        pub(crate) struct $name;
+        impl<T: Element> Combiner<T> for $name {
+            #[inline(always)]
+            fn combine(acc: T, update: T) -> T {
+                acc.$method(update)
+            }
+            #[inline(always)]
+            fn combine_ordered(acc: T, update: T) -> T {
+                acc.$ordered(update)
+            }
+        }
+    };
+}
+extreme_combiner!(MinC, fold_min, fold_min_ordered);
+extreme_combiner!(MaxC, fold_max, fold_max_ordered);

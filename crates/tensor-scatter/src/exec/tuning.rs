@@ -88,7 +88,7 @@ pub(crate) const SPLIT_BATCH: usize = 1024;
 pub(crate) const TUPLE_LOOKAHEAD: usize = 8;
 
 /// Rows the segment fold prefetches ahead when it reads `src` in index order (unsorted).
-pub(crate) const SEGMENT_PREFETCH_ROWS: usize = 8;
+pub(crate) const SEGMENT_PREFETCH_ROWS: usize = 16;
 
 /// Rows the slice gather prefetches ahead.
 pub(crate) const GATHER_PREFETCH_ROWS: usize = 16;

@@ -449,11 +449,16 @@ fn segment_wide_rows_match_oracle() {
         }
         case.index_shape = vec![index.len()];
         case.index = index;
+        // `out`'s values start the folds: specials there too (a NaN start must stick).
         case.out = case.out.map(|_| {
-            (
-                vec![n, w],
-                (0..n * w).map(|_| rng.below(5) as i64 - 2).collect(),
-            )
+            let cells = (0..n * w).map(|_| {
+                if specials && rng.chance(10) {
+                    rng.pick(&[NAN, NEG_INF, 1001, 1003, 0])
+                } else {
+                    rng.below(5) as i64 - 2
+                }
+            });
+            (vec![n, w], cells.collect())
         });
         if let Err(m) = check_case(&case) {
             panic!("seed {seed}: {m}\ncase: {case:?}");
