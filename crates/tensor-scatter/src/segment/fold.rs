@@ -354,7 +354,7 @@ fn row_at<T, R: RowList>(
     &src[at..at + w]
 }
 
-/// Folds rows `from..` of a segment into `cells` (`cells[j] = f(cells[j], row[j])` in row
+/// Folds the rows of a segment into `cells` (`cells[j] = f(cells[j], row[j])` in row
 /// order), `B` columns at a time from column `c`, each block held in registers across the
 /// rows and stored once (a store per row of a value that may be the old one becomes a
 /// masked store, which is slow). Returns the first column left over (fewer than `B`).
@@ -364,7 +364,6 @@ fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
     src: &[T],
     at: (usize, usize),
     rows: R,
-    from: usize,
     mut c: usize,
     f: impl Fn(U, T) -> U,
 ) -> usize {
@@ -373,7 +372,7 @@ fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
         // Only the first pass over the rows prefetches (the later ones find them in cache).
         let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
         let mut a: [U; B] = cells[c..c + B].try_into().expect("B cells");
-        for i in from..rows.len() {
+        for i in 0..rows.len() {
             let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
             for j in 0..B {
                 a[j] = f(a[j], row[j]);
@@ -392,17 +391,16 @@ fn fold_all<T: Copy, U: Copy, R: RowList>(
     src: &[T],
     at: (usize, usize),
     rows: R,
-    from: usize,
     f: impl Fn(U, T) -> U + Copy,
 ) {
     let c = if std::mem::size_of::<U>() <= 4 {
-        fold_blocks::<T, U, R, 64>(cells, src, at, rows, from, 0, f)
+        fold_blocks::<T, U, R, 64>(cells, src, at, rows, 0, f)
     } else {
         0
     };
-    let c = fold_blocks::<T, U, R, 32>(cells, src, at, rows, from, c, f);
-    let c = fold_blocks::<T, U, R, 8>(cells, src, at, rows, from, c, f);
-    fold_blocks::<T, U, R, 1>(cells, src, at, rows, from, c, f);
+    let c = fold_blocks::<T, U, R, 32>(cells, src, at, rows, c, f);
+    let c = fold_blocks::<T, U, R, 8>(cells, src, at, rows, c, f);
+    fold_blocks::<T, U, R, 1>(cells, src, at, rows, c, f);
 }
 
 /// Folds one segment's rows into `out` (`out.len()` elements each): one call of a loop
@@ -504,7 +502,7 @@ crate::kernels::simd::multiversion! {
         } else {
             acc.fill(<T::Wide as Element>::identity(red));
         }
-        fold_all(acc, src, at, rows, 0, |a, x: T| C::combine(a, x.widen()));
+        fold_all(acc, src, at, rows, |a, x: T| C::combine(a, x.widen()));
         let count = u64::from(include_self) + rows.len() as u64;
         if count == 0 {
             out.fill(empty_value::<T>(red));
@@ -530,7 +528,6 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     src: &[T],
     at: (usize, usize),
     rows: R,
-    from: usize,
     mut c: usize,
 ) -> usize {
     let w = cells.len();
@@ -538,7 +535,7 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
         let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
         let start: [T; B] = cells[c..c + B].try_into().expect("B cells");
         let (mut a, mut probe) = (start, [T::default(); B]);
-        for i in from..rows.len() {
+        for i in 0..rows.len() {
             let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
             for j in 0..B {
                 a[j] = C::combine_ordered(a[j], row[j]);
@@ -548,7 +545,7 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
         // A NaN among the values: again from the start with the full rule.
         if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
             a = start;
-            for i in from..rows.len() {
+            for i in 0..rows.len() {
                 let row = &row_at(src, at, w, rows, i, 0)[c..c + B];
                 for j in 0..B {
                     a[j] = C::combine(a[j], row[j]);
@@ -577,7 +574,6 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     src: &[T],
     at: (usize, usize),
     rows: R,
-    from: usize,
     mut c: usize,
 ) -> usize {
     let w = out.len();
@@ -587,20 +583,12 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
         let start: [T; B] = out[c..c + B].try_into().expect("B cells");
         let start_arg: [i64; B] = arg[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];
-        let (mut v, probe) = arg_pass::<T, R, B>(
-            start,
-            a,
-            src,
-            at,
-            rows,
-            from,
-            (c, w, ahead),
-            C::combine_ordered,
-        );
+        let (mut v, probe) =
+            arg_pass::<T, R, B>(start, a, src, at, rows, (c, w, ahead), C::combine_ordered);
         // A NaN among the values: again from the start with the full rule (rows in cache).
         if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
             a.copy_from_slice(&start_arg);
-            v = arg_pass::<T, R, B>(start, a, src, at, rows, from, (c, w, 0), C::combine).0;
+            v = arg_pass::<T, R, B>(start, a, src, at, rows, (c, w, 0), C::combine).0;
         }
         out[c..c + B].copy_from_slice(&v);
         c += B;
@@ -618,13 +606,12 @@ fn arg_pass<T: Element, R: RowList, const B: usize>(
     src: &[T],
     at: (usize, usize),
     rows: R,
-    from: usize,
     (c, w, ahead): (usize, usize, usize),
     f: impl Fn(T, T) -> T,
 ) -> ([T; B], [T; B]) {
     const KEEP: u32 = u32::MAX;
     let mut probe = [T::default(); B];
-    let mut lo = from;
+    let mut lo = 0;
     while lo < rows.len() {
         // Row numbers `i - lo` stay below `KEEP`, which marks a cell that kept its value.
         let hi = lo + (rows.len() - lo).min(ARG_CHUNK_ROWS);
@@ -672,20 +659,17 @@ crate::kernels::simd::multiversion! {
     fn extreme<T: Element, C: Combiner<T>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], arg: Option<&mut [i64]>, include_self: bool, e: usize, red: Reduction) -> () {
         let mut arg = arg;
         // Where each cell's value comes from before the fold: `out`'s own (position `e`), the
-        // empty segment's 0 (also `e`), the identity (without positions: folded with the
-        // first row it is that row, bit for bit), or the first row (with positions: the
-        // identity would not tell a first row equal to it).
-        let (from, first) = if include_self {
-            (0, e)
+        // empty segment's 0 (also `e`), or the identity with the first row's position (the
+        // identity folded with the first row is that row, bit for bit, and a first row equal
+        // to the identity changes no bits but is the one the cell holds).
+        let first = if include_self {
+            e
         } else if rows.len() == 0 {
             out.fill(T::default());
-            (0, e)
-        } else if arg.is_none() {
-            out.fill(T::identity(red));
-            (0, e)
+            e
         } else {
-            out.copy_from_slice(row_at(src, at, out.len(), rows, 0, 0));
-            (1, rows.at(0))
+            out.fill(T::identity(red));
+            rows.at(0)
         };
         if let Some(a) = arg.as_deref_mut() {
             a.fill(first as i64);
@@ -693,23 +677,23 @@ crate::kernels::simd::multiversion! {
         match arg {
             None => {
                 let c = if std::mem::size_of::<T>() <= 4 {
-                    extreme_blocks::<T, C, R, 64>(out, src, at, rows, from, 0)
+                    extreme_blocks::<T, C, R, 64>(out, src, at, rows, 0)
                 } else {
                     0
                 };
-                let c = extreme_blocks::<T, C, R, 32>(out, src, at, rows, from, c);
-                let c = extreme_blocks::<T, C, R, 8>(out, src, at, rows, from, c);
-                extreme_blocks::<T, C, R, 1>(out, src, at, rows, from, c);
+                let c = extreme_blocks::<T, C, R, 32>(out, src, at, rows, c);
+                let c = extreme_blocks::<T, C, R, 8>(out, src, at, rows, c);
+                extreme_blocks::<T, C, R, 1>(out, src, at, rows, c);
             }
             Some(a) => {
                 let c = if std::mem::size_of::<T>() <= 4 {
-                    arg_blocks::<T, C, R, ARG_BLOCK>(out, a, src, at, rows, from, 0)
+                    arg_blocks::<T, C, R, ARG_BLOCK>(out, a, src, at, rows, 0)
                 } else {
                     0
                 };
-                let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, src, at, rows, from, c);
-                let c = arg_blocks::<T, C, R, 8>(out, a, src, at, rows, from, c);
-                arg_blocks::<T, C, R, 1>(out, a, src, at, rows, from, c);
+                let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, src, at, rows, c);
+                let c = arg_blocks::<T, C, R, 8>(out, a, src, at, rows, c);
+                arg_blocks::<T, C, R, 1>(out, a, src, at, rows, c);
             }
         }
     }
