@@ -379,11 +379,23 @@ fn gnn(threads: usize, rounds: usize) {
             }
         }
     };
-    let fresh = |t: usize| {
-        // Thread t's share of a fresh 51.2 MB of int64 positions, written once (huge pages).
-        let n = share(N * F, t, threads).len();
-        let mut v: Vec<i64> = vec_with_huge_pages(n);
-        v.resize(n, 1);
+    // A fresh 51.2 MB of int64 positions (one allocation, as the library's: above glibc's
+    // largest mmap threshold, so new pages every call), each thread writing its share once.
+    let fresh = || {
+        let mut v: Vec<i64> = vec_with_huge_pages(N * F);
+        let mut rest = &mut v.spare_capacity_mut()[..N * F];
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (mine, r) =
+                    std::mem::take(&mut rest).split_at_mut(share(N * F, t, threads).len());
+                rest = r;
+                s.spawn(move || {
+                    for x in mine {
+                        x.write(1);
+                    }
+                });
+            }
+        });
         std::hint::black_box(&v);
     };
     let mut owned = huge(N * F, 0f32);
@@ -417,7 +429,7 @@ fn gnn(threads: usize, rounds: usize) {
         let s = call(&|| drop(segment::scatter(&sv, &iv, &sum).unwrap()));
         let m = call(&|| drop(segment::scatter(&sv, &iv, &max).unwrap()));
         let a = call(&|| drop(segment::scatter_arg(&sv, &iv, &max).unwrap()));
-        let p = team(threads, 1, 9, &fresh);
+        let p = call(&fresh);
         println!(
             "| {round} | {fl:.2} | {d:.2} | {o:.2} | {s:.2} | {m:.2} | {a:.2} ({:.2}x max) | {p:.2} |",
             a / m

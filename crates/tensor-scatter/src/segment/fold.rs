@@ -597,7 +597,8 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 }
 
 /// One pass of [`arg_blocks`] over the rows (`w` wide) with `f`: the block's values from `v`
-/// (columns from `c`), its positions updated in `arg`; also returns the rows' [`Element::add_nan_probe`] sums.
+/// (columns from `c`), its positions updated in `arg`; also returns the rows'
+/// [`Element::add_nan_probe`] sums.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn arg_pass<T: Element, R: RowList, const B: usize>(
