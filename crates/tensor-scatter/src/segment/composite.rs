@@ -255,15 +255,26 @@ crate::kernels::simd::multiversion! {
     /// One row of softmax (`log`: log-softmax) from its cells' `[m, s]`: `exp(x − m) / s`
     /// (`(x − m) − ln s`). Per instruction set as [`segment_stats`].
     fn softmax_row<T: Float>(y: &mut [T], x: &[T], st: &[[T::Acc; 2]], log: bool) -> () {
+        // One loop per form (`log` is the same for the whole row).
         if log {
-            for ((y, &x), &[m, s]) in y.iter_mut().zip(x).zip(st) {
-                *y = T::from_acc((x.to_acc() - m) - s.ln());
+            for ((y, &x), &st) in y.iter_mut().zip(x).zip(st) {
+                *y = softmax_cell(x, st, true);
             }
         } else {
-            for ((y, &x), &[m, s]) in y.iter_mut().zip(x).zip(st) {
-                *y = T::from_acc((x.to_acc() - m).exp() / s);
+            for ((y, &x), &st) in y.iter_mut().zip(x).zip(st) {
+                *y = softmax_cell(x, st, false);
             }
         }
+    }
+}
+
+/// Softmax (`log`: log-softmax) of one element from its cell's `[m, s]`.
+#[inline(always)]
+fn softmax_cell<T: Float>(x: T, [m, s]: [T::Acc; 2], log: bool) -> T {
+    if log {
+        T::from_acc((x.to_acc() - m) - s.ln())
+    } else {
+        T::from_acc((x.to_acc() - m).exp() / s)
     }
 }
 
@@ -337,8 +348,8 @@ fn elementwise<T: Float>(
                 for (kk, y) in row.iter_mut().enumerate() {
                     let lane = b * d.k + kk;
                     let cell = prep.lanes.lane(lane)[e] as usize;
-                    let st = &stats[lane * d.n + cell..][..1];
-                    softmax_row(ctx.level, std::slice::from_mut(y), &x[kk..kk + 1], st, log);
+                    // Cells one at a time: a per-ISA call each would cost more than it saves.
+                    *y = softmax_cell(x[kk], stats[lane * d.n + cell], log);
                 }
             } else {
                 let lane = prep.lanes.lane(b);

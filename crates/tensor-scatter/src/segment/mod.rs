@@ -54,6 +54,7 @@
 
 mod composite;
 mod composite_vjp;
+mod extreme;
 mod fold;
 mod gather;
 mod plan;

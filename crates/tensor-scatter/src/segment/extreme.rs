@@ -1,0 +1,180 @@
+//! The segment fold of min and max (`segment::fold` picks it): in the type itself, exact,
+//! optionally with the position each cell took its value from.
+
+use super::fold::{RowList, row_at};
+use crate::dtype::{DType, Element, Reduction};
+use crate::exec::tuning::{ARG_CHUNK_ROWS, SEGMENT_PREFETCH_ROWS};
+use crate::reduce::Combiner;
+
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    /// Minimum or maximum of the rows (in the type itself), with the position of the element
+    /// each cell took its value from (the first among equals, the first NaN): the position
+    /// moves only when the fold's bits change, by a select (which cells change is
+    /// data-dependent). An empty segment gives 0 and position `e`. Compiled per instruction
+    /// set for f32 and f64, the start with the fold.
+    pub(super) fn extreme<T: Element, C: Combiner<T>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], arg: Option<&mut [i64]>, include_self: bool, e: usize, red: Reduction) -> () {
+        let mut arg = arg;
+        // Where each cell's value comes from before the fold: `out`'s own (position `e`), the
+        // empty segment's 0 (also `e`), or the identity with the first row's position (the
+        // identity folded with the first row is that row, bit for bit, and a first row equal
+        // to the identity changes no bits but is the one the cell holds).
+        let first = if include_self {
+            e
+        } else if rows.len() == 0 {
+            out.fill(T::default());
+            e
+        } else {
+            out.fill(T::identity(red));
+            rows.at(0)
+        };
+        if let Some(a) = arg.as_deref_mut() {
+            a.fill(first as i64);
+        }
+        match arg {
+            None => {
+                let c = if std::mem::size_of::<T>() <= 4 {
+                    extreme_blocks::<T, C, R, 64>(out, src, at, rows, 0)
+                } else {
+                    0
+                };
+                let c = extreme_blocks::<T, C, R, 32>(out, src, at, rows, c);
+                let c = extreme_blocks::<T, C, R, 8>(out, src, at, rows, c);
+                extreme_blocks::<T, C, R, 1>(out, src, at, rows, c);
+            }
+            Some(a) => {
+                let c = if std::mem::size_of::<T>() <= 4 {
+                    arg_blocks::<T, C, R, ARG_BLOCK>(out, a, src, at, rows, 0)
+                } else {
+                    0
+                };
+                let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, src, at, rows, c);
+                let c = arg_blocks::<T, C, R, 8>(out, a, src, at, rows, c);
+                arg_blocks::<T, C, R, 1>(out, a, src, at, rows, c);
+            }
+        }
+    }
+}
+
+/// [`fold_blocks`] for min and max without positions: the rows are folded with the combine's
+/// ordered form (no NaN rule: a shorter loop, which on random rows waits less on memory),
+/// and a block whose start or rows hold a NaN is folded again, from its start, with the full
+/// rule (its rows are in cache by then). Same bits as `fold_blocks` with `C::combine`.
+#[inline(always)]
+fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
+    cells: &mut [T],
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
+    mut c: usize,
+) -> usize {
+    let w = cells.len();
+    while c + B <= w {
+        let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
+        let start: [T; B] = cells[c..c + B].try_into().expect("B cells");
+        let (mut a, mut probe) = (start, [T::default(); B]);
+        for i in 0..rows.len() {
+            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+            for j in 0..B {
+                a[j] = C::combine_ordered(a[j], row[j]);
+                probe[j] = probe[j].add_nan_probe(row[j]);
+            }
+        }
+        // A NaN among the values: again from the start with the full rule.
+        if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
+            a = start;
+            for i in 0..rows.len() {
+                let row = &row_at(src, at, w, rows, i, 0)[c..c + B];
+                for j in 0..B {
+                    a[j] = C::combine(a[j], row[j]);
+                }
+            }
+        }
+        cells[c..c + B].copy_from_slice(&a);
+        c += B;
+    }
+    c
+}
+
+/// Columns per block of [`extreme`] with positions for 4-byte types (half for wider ones), then 8
+/// and single cells.
+const ARG_BLOCK: usize = 64;
+
+/// [`fold_blocks`] for min and max with positions: `B` values and their positions at a time.
+/// A block tracks the row number within the segment as a `u32` (half the registers of a
+/// position, so twice the columns per pass) and turns it into the position once at the end;
+/// a segment longer than [`ARG_CHUNK_ROWS`] is taken in pieces.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
+    out: &mut [T],
+    arg: &mut [i64],
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
+    mut c: usize,
+) -> usize {
+    let w = out.len();
+    while c + B <= w {
+        // Only the first pass over the rows prefetches (the later ones find them in cache).
+        let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
+        let start: [T; B] = out[c..c + B].try_into().expect("B cells");
+        let start_arg: [i64; B] = arg[c..c + B].try_into().expect("B cells");
+        let a = &mut arg[c..c + B];
+        let (mut v, probe) =
+            arg_pass::<T, R, B>(start, a, src, at, rows, (c, w, ahead), C::combine_ordered);
+        // A NaN among the values: again from the start with the full rule (rows in cache).
+        if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
+            a.copy_from_slice(&start_arg);
+            v = arg_pass::<T, R, B>(start, a, src, at, rows, (c, w, 0), C::combine).0;
+        }
+        out[c..c + B].copy_from_slice(&v);
+        c += B;
+    }
+    c
+}
+
+/// One pass of [`arg_blocks`] over the rows (`w` wide) with `f`: the block's values from `v`
+/// (columns from `c`), its positions updated in `arg`; also returns the rows'
+/// [`Element::add_nan_probe`] sums.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn arg_pass<T: Element, R: RowList, const B: usize>(
+    mut v: [T; B],
+    arg: &mut [i64],
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
+    (c, w, ahead): (usize, usize, usize),
+    f: impl Fn(T, T) -> T,
+) -> ([T; B], [T; B]) {
+    const KEEP: u32 = u32::MAX;
+    let mut probe = [T::default(); B];
+    let mut lo = 0;
+    while lo < rows.len() {
+        // Row numbers `i - lo` stay below `KEEP`, which marks a cell that kept its value.
+        let hi = lo + (rows.len() - lo).min(ARG_CHUNK_ROWS);
+        let mut g = [KEEP; B];
+        for i in lo..hi {
+            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+            let r = (i - lo) as u32;
+            for j in 0..B {
+                let n = f(v[j], row[j]);
+                g[j] = if n.to_bits_u64() != v[j].to_bits_u64() {
+                    r
+                } else {
+                    g[j]
+                };
+                v[j] = n;
+                probe[j] = probe[j].add_nan_probe(row[j]);
+            }
+        }
+        // Branch-free: whether a cell changed is data-dependent.
+        for (a, &r) in arg.iter_mut().zip(&g) {
+            let p = rows.at(lo + if r == KEEP { 0 } else { r as usize }) as i64;
+            *a = if r == KEEP { *a } else { p };
+        }
+        lo = hi;
+    }
+    (v, probe)
+}
