@@ -90,6 +90,10 @@ pub(crate) const TUPLE_LOOKAHEAD: usize = 8;
 /// Rows the segment fold prefetches ahead when it reads `src` in index order (unsorted).
 pub(crate) const SEGMENT_PREFETCH_ROWS: usize = 16;
 
+/// Bytes ahead the segment fold prefetches when it reads rows of 64 bytes or more in
+/// sequence (sorted or CSR input).
+pub(crate) const RUN_PREFETCH_BYTES: usize = 4096;
+
 /// Rows the slice gather prefetches ahead.
 pub(crate) const GATHER_PREFETCH_ROWS: usize = 16;
 

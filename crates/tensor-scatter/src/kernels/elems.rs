@@ -207,6 +207,21 @@ impl<'a, T> ElemsMut<'a, T> {
         self.ptr().wrapping_add(i)
     }
 
+    /// Positions `[i, i + n)` as a writable slice; bounds-checked always.
+    ///
+    /// # Safety
+    /// Every position in the range is one of the view's elements.
+    pub(crate) unsafe fn run_mut(&mut self, i: usize, n: usize) -> &mut [T] {
+        let len = self.elems.len;
+        if !(i <= len && n <= len - i) {
+            outside(i, n, len);
+        }
+        // SAFETY: in bounds (checked); every position is an element of the view, which this
+        // borrow holds exclusively (its pointer came from a `*mut`), for as long as
+        // `&mut self` lives.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr().add(i), n) }
+    }
+
     /// The same buffer, borrowed for a shorter time.
     pub(crate) fn reborrow(&mut self) -> ElemsMut<'_, T> {
         Self::with(self.ptr(), self.elems.len, self.elems.whole)
@@ -337,6 +352,18 @@ impl<'a, T: Copy> TensorView<'a, T> {
 }
 
 impl<T: Copy> TensorViewMut<'_, T> {
+    /// The elements as one writable slice in row-major order, when the view is contiguous.
+    pub(crate) fn contiguous_mut(&mut self) -> Option<&mut [T]> {
+        let l = &self.layout;
+        if !crate::scatter::is_contiguous(l) {
+            return None;
+        }
+        let (offset, numel) = (l.offset, l.numel);
+        // SAFETY: a contiguous layout's elements are exactly positions
+        // `[offset, offset + numel)`, which this view holds exclusively.
+        Some(unsafe { self.data.run_mut(offset, numel) })
+    }
+
     /// Writes row-major `values` into the view's elements (as many as both have).
     pub(crate) fn write_row_major(&mut self, values: &[T]) {
         let l = &self.layout;

@@ -3,7 +3,7 @@
 
 use super::fold::{RowList, row_at};
 use crate::dtype::{DType, Element, Reduction};
-use crate::exec::tuning::{ARG_CHUNK_ROWS, SEGMENT_PREFETCH_ROWS};
+use crate::exec::tuning::ARG_CHUNK_ROWS;
 use crate::reduce::Combiner;
 
 crate::kernels::simd::multiversion! {
@@ -70,7 +70,11 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 ) -> usize {
     let w = cells.len();
     while c + B <= w {
-        let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
+        let ahead = if c == 0 {
+            rows.distance(std::mem::size_of_val(cells))
+        } else {
+            0
+        };
         let start: [T; B] = cells[c..c + B].try_into().expect("B cells");
         let (mut a, mut probe) = (start, [T::default(); B]);
         for i in 0..rows.len() {
@@ -117,7 +121,11 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     let w = out.len();
     while c + B <= w {
         // Only the first pass over the rows prefetches (the later ones find them in cache).
-        let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
+        let ahead = if c == 0 {
+            rows.distance(std::mem::size_of_val(out))
+        } else {
+            0
+        };
         let start: [T; B] = out[c..c + B].try_into().expect("B cells");
         let start_arg: [i64; B] = arg[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];

@@ -17,7 +17,7 @@ use crate::dtype::{Element, Reduction};
 use crate::error::Result;
 use crate::exec::Ctx;
 use crate::exec::isa::Level;
-use crate::exec::tuning::SEGMENT_PREFETCH_ROWS;
+use crate::exec::tuning::{RUN_PREFETCH_BYTES, SEGMENT_PREFETCH_ROWS};
 use crate::kernels::{Rows, prefetch};
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 use crate::shape::part;
@@ -253,10 +253,12 @@ pub(crate) fn lane_base<T>(p: &Problem<'_, T>, lane: usize) -> usize {
     }
 }
 
-/// Asks for the lines of the row of `w` elements at the start of `from` (its first KiB).
+/// Asks for the lines of the row of `w` elements at `row` (its first KiB). `row` may lie
+/// past the end of `src` (the sequential fold looks ahead into the next segments): a
+/// prefetch never faults.
 #[inline(always)]
-fn prefetch_row<T>(from: &[T], w: usize) {
-    let (row, bytes) = (from.as_ptr(), (w * std::mem::size_of::<T>()).min(1024));
+fn prefetch_row<T>(row: *const T, w: usize) {
+    let bytes = (w * std::mem::size_of::<T>()).min(1024);
     for off in (0..bytes).step_by(256) {
         prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
     }
@@ -275,7 +277,7 @@ pub(crate) fn rows<'s, T: Element>(
     let (k, src) = (p.dims.k, p.src);
     std::iter::from_fn(move || {
         if let Some(a) = pos.ahead(SEGMENT_PREFETCH_ROWS) {
-            prefetch_row(&src[base + a * k..], w);
+            prefetch_row(src[base + a * k..].as_ptr(), w);
         }
         let at = pos.next()?;
         Some((at, &src[base + at * k..base + at * k + w]))
@@ -287,9 +289,12 @@ pub(crate) trait RowList: Copy {
     fn len(self) -> usize;
     /// The position of row `i < len`.
     fn at(self, i: usize) -> usize;
-    /// The position of row `i` when it is a random one (unsorted input) that exists, for
-    /// prefetching; rows past `len` belong to the next segments.
+    /// The position of row `i` to prefetch, rows past `len` belonging to the next segments;
+    /// `None` past the last row of random ones (a run's may lie past `src`'s end).
     fn ahead(self, i: usize) -> Option<usize>;
+    /// How many rows ahead the first pass over the rows prefetches, for rows of `bytes`
+    /// (0: none).
+    fn distance(self, bytes: usize) -> usize;
 }
 
 /// Consecutive positions (sorted and CSR input).
@@ -309,8 +314,20 @@ impl RowList for Run {
         self.lo + i
     }
     #[inline(always)]
-    fn ahead(self, _: usize) -> Option<usize> {
-        None
+    fn ahead(self, i: usize) -> Option<usize> {
+        Some(self.lo + i)
+    }
+    /// Consecutive rows of a cache line or more are asked for [`RUN_PREFETCH_BYTES`] ahead
+    /// (the hardware's stream prefetcher alone left the fold of 256-byte rows 1.7x slower
+    /// than a plain read of them). Narrower rows fold fast enough that a prefetch per row
+    /// costs more than it saves (record/2026-11-27-sequential-prefetch.md).
+    #[inline(always)]
+    fn distance(self, bytes: usize) -> usize {
+        if bytes < 64 {
+            0
+        } else {
+            RUN_PREFETCH_BYTES.div_ceil(bytes)
+        }
     }
 }
 
@@ -334,10 +351,14 @@ impl RowList for Listed<'_> {
     fn ahead(self, i: usize) -> Option<usize> {
         self.all.get(i).copied()
     }
+    #[inline(always)]
+    fn distance(self, _: usize) -> usize {
+        SEGMENT_PREFETCH_ROWS
+    }
 }
 
-/// Row `i` of `rows` (`w` elements); when the rows are random, the lines of the row `ahead`
-/// places further are asked for (0: none).
+/// Row `i` of `rows` (`w` elements); the lines of the row `ahead` places further are asked
+/// for (0: none).
 #[inline(always)]
 pub(super) fn row_at<T, R: RowList>(
     src: &[T],
@@ -350,7 +371,7 @@ pub(super) fn row_at<T, R: RowList>(
     if ahead > 0
         && let Some(a) = rows.ahead(i + ahead)
     {
-        prefetch_row(&src[base + a * k..], w);
+        prefetch_row(src.as_ptr().wrapping_add(base + a * k), w);
     }
     let at = base + rows.at(i) * k;
     &src[at..at + w]
@@ -372,7 +393,11 @@ fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
     let w = cells.len();
     while c + B <= w {
         // Only the first pass over the rows prefetches (the later ones find them in cache).
-        let ahead = if c == 0 { SEGMENT_PREFETCH_ROWS } else { 0 };
+        let ahead = if c == 0 {
+            rows.distance(w * std::mem::size_of::<T>())
+        } else {
+            0
+        };
         let mut a: [U; B] = cells[c..c + B].try_into().expect("B cells");
         for i in 0..rows.len() {
             let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];

@@ -300,6 +300,51 @@ fn reduce<T: Element, I: IndexInt>(
     reduce_prepared(op, kind, &p, out, want_arg, opts)
 }
 
+/// [`reduce`] into `out` (the `_out` forms): returns the positions when asked for. When
+/// `out`'s elements are one contiguous run in row-major order the fold writes them in
+/// place, which is safe because nothing after the index pass and the allocations can fail;
+/// otherwise it folds a copy and writes that back.
+fn reduce_out<T: Element, I: IndexInt>(
+    op: &'static str,
+    kind: Kind,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: &mut TensorViewMut<'_, T>,
+    want_arg: bool,
+    opts: &SegmentOptions,
+) -> Result<(Option<Vec<i64>>, Vec<usize>)> {
+    check_reduction::<T>(op, opts.reduce, want_arg)?;
+    let p = prepare(op, kind, src, index, Some(&out.as_view()), opts)?;
+    if in_place(kind, &p, want_arg)
+        && let Some(cells) = out.contiguous_mut()
+    {
+        let (_, a, shape) = reduce_dest(op, kind, &p, Dest::InPlace(cells), want_arg, opts)?;
+        return Ok((a, shape));
+    }
+    let (v, a, shape) = reduce_dest(op, kind, &p, Dest::Copy(&out.as_view()), want_arg, opts)?;
+    out.write_row_major(&v);
+    Ok((a, shape))
+}
+
+/// Where a reduction's values start and go.
+enum Dest<'a, 'o, T> {
+    /// A new buffer, returned.
+    Fresh,
+    /// A copy of `out`'s values, returned (the caller writes it back).
+    Copy(&'a TensorView<'o, T>),
+    /// `out`'s own elements, contiguous and row-major, reduced in place (nothing returned).
+    InPlace(&'a mut [T]),
+}
+
+/// Whether [`reduce_dest`] may fold into `out` itself: not when its cells are ordered
+/// `[b, k, n]` (an index that varies along the trailing dims), nor for the per-lane
+/// scatter-elements path of several lanes (a later lane's call could fail after an earlier
+/// one wrote).
+fn in_place<T: Clone>(kind: Kind, p: &Prepared<'_, T>, want_arg: bool) -> bool {
+    let per_lane = !want_arg && kind == Kind::Scatter && by_elements(p.dims, p.mode);
+    p.mode != Mode::PerElement && !(per_lane && p.dims.b > 1)
+}
+
 /// [`reduce`] after its checks and [`prepare`] (the backward of min and max reuses them).
 fn reduce_prepared<T: Element>(
     op: &'static str,
@@ -309,6 +354,23 @@ fn reduce_prepared<T: Element>(
     want_arg: bool,
     opts: &SegmentOptions,
 ) -> Result<Reduced<T>> {
+    let dest = match out {
+        Some(o) => Dest::Copy(o),
+        None => Dest::Fresh,
+    };
+    reduce_dest(op, kind, p, dest, want_arg, opts)
+}
+
+/// [`reduce_prepared`] into `dest`.
+fn reduce_dest<T: Element>(
+    op: &'static str,
+    kind: Kind,
+    p: &Prepared<'_, T>,
+    dest: Dest<'_, '_, T>,
+    want_arg: bool,
+    opts: &SegmentOptions,
+) -> Result<Reduced<T>> {
+    let include_self = !matches!(dest, Dest::Fresh);
     let red = opts.reduce;
     let (dims, mode, lanes, total, src_data, dim) =
         (p.dims, p.mode, &p.lanes, p.total, &p.src[..], p.dim);
@@ -317,28 +379,24 @@ fn reduce_prepared<T: Element>(
     // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
     let element = mode == Mode::PerElement;
     if !want_arg && kind == Kind::Scatter && by_elements(dims, mode) {
-        let mut buf = match out {
-            Some(o) => o.try_to_vec(op, "out")?,
-            None => filled_par(ctx, op, "out", total, T::default())?,
+        let mut own = match dest {
+            Dest::InPlace(_) => Vec::new(),
+            Dest::Copy(o) => o.try_to_vec(op, "out")?,
+            Dest::Fresh => filled_par(ctx, op, "out", total, T::default())?,
         };
-        by_scatter_elements(
-            op,
-            src_data,
-            lanes,
-            dims,
-            red,
-            out.is_some(),
-            opts,
-            &mut buf,
-        )?;
-        return Ok((buf, None, out_shape));
+        let buf = match dest {
+            Dest::InPlace(cells) => cells,
+            _ => &mut own[..],
+        };
+        by_scatter_elements(op, src_data, lanes, dims, red, include_self, opts, buf)?;
+        return Ok((own, None, out_shape));
     }
     let problem = Problem {
         src: src_data,
         dims,
         mode,
         reduce: red,
-        include_self: out.is_some(),
+        include_self,
     };
     let source = match kind {
         Kind::Csr => Source::Indptr(lanes),
@@ -360,8 +418,12 @@ fn reduce_prepared<T: Element>(
             Ok(None)
         }
     };
-    let (mut buf, mut arg) = match out {
-        Some(o) => {
+    let (mut buf, mut arg) = match dest {
+        Dest::InPlace(cells) => {
+            debug_assert!(!element, "in_place rules the [b, k, n] order out");
+            return Ok((Vec::new(), fold(Rows::init(cells))?, out_shape));
+        }
+        Dest::Copy(o) => {
             let mut buf = if element {
                 o.permute(&moved_last(out_shape.len(), dim))?
                     .try_to_vec(op, "out")?
@@ -371,7 +433,7 @@ fn reduce_prepared<T: Element>(
             let arg = fold(Rows::init(&mut buf))?;
             (buf, arg)
         }
-        None => {
+        Dest::Fresh => {
             let mut arg = None;
             let buf = build_rows(total, T::default(), oom, |rows| {
                 arg = fold(rows)?;
@@ -523,17 +585,7 @@ pub fn scatter_out<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &SegmentOptions,
 ) -> Result<()> {
-    let view = out.as_view();
-    let (v, _, _) = reduce(
-        "scatter",
-        Kind::Scatter,
-        src,
-        index,
-        Some(&view),
-        false,
-        opts,
-    )?;
-    out.write_row_major(&v);
+    reduce_out("scatter", Kind::Scatter, src, index, out, false, opts)?;
     Ok(())
 }
 
@@ -563,17 +615,7 @@ pub fn scatter_arg_out<T: Element, I: IndexInt>(
     out: &mut TensorViewMut<'_, T>,
     opts: &SegmentOptions,
 ) -> Result<Tensor<i64>> {
-    let view = out.as_view();
-    let (v, a, shape) = reduce(
-        "scatter",
-        Kind::Scatter,
-        src,
-        index,
-        Some(&view),
-        true,
-        opts,
-    )?;
-    out.write_row_major(&v);
+    let (a, shape) = reduce_out("scatter", Kind::Scatter, src, index, out, true, opts)?;
     Ok(tensor(a.unwrap_or_default(), &shape))
 }
 
@@ -602,9 +644,7 @@ macro_rules! segment_forms {
             out: &mut TensorViewMut<'_, T>,
             opts: &SegmentOptions,
         ) -> Result<()> {
-            let view = out.as_view();
-            let (v, _, _) = reduce($name, $kind, src, $arg, Some(&view), false, opts)?;
-            out.write_row_major(&v);
+            reduce_out($name, $kind, src, $arg, out, false, opts)?;
             Ok(())
         }
 
@@ -631,9 +671,7 @@ macro_rules! segment_forms {
             out: &mut TensorViewMut<'_, T>,
             opts: &SegmentOptions,
         ) -> Result<Tensor<i64>> {
-            let view = out.as_view();
-            let (v, a, shape) = reduce($name, $kind, src, $arg, Some(&view), true, opts)?;
-            out.write_row_major(&v);
+            let (a, shape) = reduce_out($name, $kind, src, $arg, out, true, opts)?;
             Ok(tensor(a.unwrap_or_default(), &shape))
         }
     };
