@@ -416,6 +416,8 @@ pub(crate) fn check_index(
 
 /// Whether `values[range]` (lanes of `len`) all lie in `[0, n)` and, when `sorted`, none is
 /// below the value before it in its lane: folds without an early exit, so they vectorise.
+/// A sorted piece of a lane reads its values once: when it does not descend, its first and
+/// last values bound the rest, so they alone are checked against `[0, n)`.
 fn clean(
     values: &[i64],
     range: std::ops::Range<usize>,
@@ -423,26 +425,22 @@ fn clean(
     n: usize,
     sorted: bool,
 ) -> bool {
-    let outside = values[range.clone()]
-        .iter()
-        .fold(0u8, |b, &v| b | u8::from(v as u64 >= n as u64));
-    let mut descents = 0u8;
-    if sorted {
-        // The pairs (p - 1, p) for p in the range, but for each lane's first position.
-        let mut p = range.start;
-        while p < range.end {
-            let lane_end = (p / len + 1) * len;
-            let end = range.end.min(lane_end);
-            if p.is_multiple_of(len) {
-                p += 1;
-                continue;
-            }
-            let steps = values[p - 1..end].windows(2);
-            descents |= steps.fold(0u8, |b, w| b | u8::from(w[1] < w[0]));
-            p = end;
-        }
+    let outside = |v: i64| u8::from(v as u64 >= n as u64);
+    if !sorted {
+        return values[range].iter().fold(0u8, |b, &v| b | outside(v)) == 0;
     }
-    outside | descents == 0
+    let mut bad = 0u8;
+    let mut p = range.start;
+    while p < range.end {
+        let end = range.end.min((p / len + 1) * len);
+        bad |= outside(values[p]) | outside(values[end - 1]);
+        // The pairs (q - 1, q) for q in p..end, but for the lane's first position.
+        let from = if p.is_multiple_of(len) { p } else { p - 1 };
+        let (a, b) = (&values[from..end - 1], &values[from + 1..end]);
+        bad |= a.iter().zip(b).fold(0u8, |d, (x, y)| d | u8::from(y < x));
+        p = end;
+    }
+    bad == 0
 }
 
 /// Checks that every lane of `indptr` is non-decreasing within `[0, e]`.
@@ -538,7 +536,12 @@ impl Groups {
                     let window = &idx[at..idx.len().min(at + 64)];
                     let below = |&v: &i64| (v as usize) < s;
                     at += match window.last() {
-                        Some(last) if !below(last) => window.partition_point(below),
+                        // Sorted: the values below `s` are the window's first ones, and a
+                        // count of them is branch-free and vectorises (a binary search is
+                        // a chain of dependent loads).
+                        Some(last) if !below(last) => {
+                            window.iter().fold(0, |c, v| c + usize::from(below(v)))
+                        }
                         _ => idx[at..].partition_point(below),
                     };
                     *start = at;
