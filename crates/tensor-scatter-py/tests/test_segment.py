@@ -185,9 +185,17 @@ def test_segment_out_is_folded_where_it_lies(reduce):
         r = call(view)
         r = r[0] if name.endswith("arg") else r
         assert r is view and bits(view) == bits(want) and not wide[:, 1::2].any(), name
+
+
+def test_segment_out_torch_tensor_is_folded_in_place():
     torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    src = rng.standard_normal((40, 70)).astype(np.float32)
+    indptr = np.array([0, 5, 5, 22, 40], np.int64)
+    start = rng.standard_normal((4, 70)).astype(np.float32)
+    want, _ = reference(src, np.repeat(np.arange(4), np.diff(indptr)), 0, 4, "sum", start)
     t = torch.from_numpy(start.copy())
-    assert ts.segment_csr(torch.from_numpy(src), torch.from_numpy(indptr), t, reduce) is t
+    assert ts.segment_csr(torch.from_numpy(src), torch.from_numpy(indptr), t) is t
     assert bits(t.numpy()) == bits(want)
 
 

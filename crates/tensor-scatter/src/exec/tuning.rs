@@ -90,6 +90,14 @@ pub(crate) const TUPLE_LOOKAHEAD: usize = 8;
 /// Rows the segment fold prefetches ahead when it reads `src` in index order (unsorted).
 pub(crate) const SEGMENT_PREFETCH_ROWS: usize = 16;
 
+/// The longest lane whose counting sort orders its positions as `u32` (half the bytes of a
+/// `usize` order); longer lanes use `usize`.
+pub(crate) const NARROW_ORDER_MAX: usize = if SMALL_THRESHOLDS {
+    2
+} else {
+    u32::MAX as usize
+};
+
 /// Bytes ahead the segment fold prefetches when it reads rows of 64 bytes or more in
 /// sequence (sorted or CSR input).
 pub(crate) const RUN_PREFETCH_BYTES: usize = 4096;

@@ -12,16 +12,48 @@ const PARALLEL_MIN: usize = if crate::exec::tuning::SMALL_THRESHOLDS {
     1 << 16
 };
 
+/// A position in the counting sort's order: `u32` when every lane's positions fit (half the
+/// bytes the sort writes at random and the fold reads), else `usize`.
+pub(crate) trait Pos: Copy + Default + Send + Sync + 'static {
+    /// `p`, which the caller has checked fits.
+    fn of(p: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+impl Pos for u32 {
+    #[inline(always)]
+    fn of(p: usize) -> Self {
+        debug_assert!(u32::try_from(p).is_ok());
+        p as u32
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+impl Pos for usize {
+    #[inline(always)]
+    fn of(p: usize) -> Self {
+        p
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+}
+
 /// Groups the positions `0..idx.len()` by their value in `[0, n)`, stably: afterwards
 /// `order[starts[v]..starts[v + 1]]` are the positions holding `v`, in increasing order.
-/// `counts` is scratch. Every value must lie in `[0, n)` (checked before).
-pub(crate) fn counting_sort(
+/// `counts` is scratch. Every value must lie in `[0, n)` (checked before), and `idx.len()`
+/// must fit in `P`.
+pub(crate) fn counting_sort<P: Pos>(
     ctx: Ctx,
     idx: &[i64],
     n: usize,
     starts: &mut Vec<usize>,
-    order: &mut Vec<usize>,
-    counts: &mut Vec<usize>,
+    order: &mut Vec<P>,
+    counts: &mut Vec<P>,
 ) {
     let e = idx.len();
     let chunks = if e < PARALLEL_MIN {
@@ -30,11 +62,11 @@ pub(crate) fn counting_sort(
         ctx.threads.min(e / PARALLEL_MIN).max(1)
     };
     counts.clear();
-    counts.resize(chunks * n.max(1), 0);
+    counts.resize(chunks * n.max(1), P::default());
     // 1. Each chunk counts its values.
     let cut = |c: usize| part(e, chunks, c, 1);
     {
-        let rows: Vec<std::sync::Mutex<&mut [usize]>> = counts
+        let rows: Vec<std::sync::Mutex<&mut [P]>> = counts
             .chunks_mut(n.max(1))
             .map(std::sync::Mutex::new)
             .collect();
@@ -42,7 +74,8 @@ pub(crate) fn counting_sort(
             let mut row = rows[c].lock().unwrap_or_else(|p| p.into_inner());
             let (lo, hi) = cut(c);
             for &v in &idx[lo..hi] {
-                row[v as usize] += 1;
+                let k = &mut row[v as usize];
+                *k = P::of(k.get() + 1);
             }
         });
     }
@@ -55,8 +88,8 @@ pub(crate) fn counting_sort(
         starts[v] = at;
         for c in 0..chunks {
             let k = &mut counts[c * n + v];
-            let here = *k;
-            *k = at;
+            let here = k.get();
+            *k = P::of(at);
             at += here;
         }
     }
@@ -66,7 +99,7 @@ pub(crate) fn counting_sort(
     order.clear();
     order.reserve_exact(e); // A no-op: the caller reserved `e` fallibly.
     let dest = DestPtr::spare(order, e);
-    let rows: Vec<std::sync::Mutex<&mut [usize]>> = counts
+    let rows: Vec<std::sync::Mutex<&mut [P]>> = counts
         .chunks_mut(n.max(1))
         .map(std::sync::Mutex::new)
         .collect();
@@ -78,8 +111,8 @@ pub(crate) fn counting_sort(
             // SAFETY: the slots of (v, c) are `[first, first + count)` from step 2, disjoint
             // from every other (value, chunk)'s and inside `0..e` (the counts sum to e); this
             // chunk alone advances `next[v]` through them, once per position holding v.
-            unsafe { dest.set(*slot, lo + p) };
-            *slot += 1;
+            unsafe { dest.set(slot.get(), P::of(lo + p)) };
+            *slot = P::of(slot.get() + 1);
         }
     });
     // SAFETY: the capacity is at least `e` (reserved above), and step 3 wrote every cell of

@@ -11,13 +11,14 @@
 use std::sync::Mutex;
 
 use super::extreme::extreme;
-use super::plan::{Dims, Groups, Lanes, Mode, Positions};
+use super::plan::{Dims, Groups, Lanes, Mode, Order, Positions};
 use crate::dtype::DType;
 use crate::dtype::{Element, Reduction};
 use crate::error::Result;
 use crate::exec::Ctx;
 use crate::exec::isa::Level;
 use crate::exec::tuning::{RUN_PREFETCH_BYTES, SEGMENT_PREFETCH_ROWS};
+use crate::kernels::segment::Pos;
 use crate::kernels::{Rows, prefetch};
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 use crate::shape::part;
@@ -320,7 +321,7 @@ impl RowList for Run {
     /// Consecutive rows of a cache line or more are asked for [`RUN_PREFETCH_BYTES`] ahead
     /// (the hardware's stream prefetcher alone left the fold of 256-byte rows 1.7x slower
     /// than a plain read of them). Narrower rows fold fast enough that a prefetch per row
-    /// costs more than it saves (record/2026-11-27-sequential-prefetch.md).
+    /// costs more than it saves (record/2026-11-27-prefetch-out-and-order.md).
     #[inline(always)]
     fn distance(self, bytes: usize) -> usize {
         if bytes < 64 {
@@ -333,23 +334,23 @@ impl RowList for Run {
 
 /// Positions in destination order (unsorted input): the segment's are `all[..len]`.
 #[derive(Clone, Copy)]
-pub(crate) struct Listed<'a> {
-    all: &'a [usize],
+pub(crate) struct Listed<'a, P> {
+    all: &'a [P],
     len: usize,
 }
 
-impl RowList for Listed<'_> {
+impl<P: Pos> RowList for Listed<'_, P> {
     #[inline(always)]
     fn len(self) -> usize {
         self.len
     }
     #[inline(always)]
     fn at(self, i: usize) -> usize {
-        self.all[i]
+        self.all[i].get()
     }
     #[inline(always)]
     fn ahead(self, i: usize) -> Option<usize> {
-        self.all.get(i).copied()
+        self.all.get(i).map(|p| p.get())
     }
     #[inline(always)]
     fn distance(self, _: usize) -> usize {
@@ -455,13 +456,22 @@ fn fold_cell<T: Element>(
             arg,
             acc,
         ),
-        Positions::Order { all, at, end } => {
-            let rows = Listed {
-                all: &all[at..],
-                len: end - at,
-            };
-            fold_rows(p, lv, base, rows, out, arg, acc)
-        }
+        Positions::Order { all, at, end } => match all {
+            Order::Narrow(all) => {
+                let rows = Listed {
+                    all: &all[at..],
+                    len: end - at,
+                };
+                fold_rows(p, lv, base, rows, out, arg, acc)
+            }
+            Order::Wide(all) => {
+                let rows = Listed {
+                    all: &all[at..],
+                    len: end - at,
+                };
+                fold_rows(p, lv, base, rows, out, arg, acc)
+            }
+        },
     }
 }
 

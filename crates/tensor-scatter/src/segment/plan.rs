@@ -12,8 +12,9 @@ use std::borrow::Cow;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::Ctx;
+use crate::exec::tuning::NARROW_ORDER_MAX;
 use crate::index::{IndexInt, Native};
-use crate::kernels::segment::counting_sort;
+use crate::kernels::segment::{Pos, counting_sort};
 use crate::shape::{Odometer, numel, part, sat_product};
 use crate::view::TensorView;
 
@@ -477,10 +478,20 @@ pub(crate) fn check_indptr(lanes: &Lanes<'_>, e: usize, origin: &Origin<'_>) -> 
 #[derive(Default)]
 pub(crate) struct Groups {
     pub(crate) starts: Vec<usize>,
-    pub(crate) order: Vec<usize>,
-    /// The counting sort's scratch.
-    counts: Vec<usize>,
+    order: OrderBuf,
     pub(crate) sorted: bool,
+}
+
+/// The counting sort's order and scratch, in `u32` when a lane's positions fit.
+enum OrderBuf {
+    Narrow(Vec<u32>, Vec<u32>),
+    Wide(Vec<usize>, Vec<usize>),
+}
+
+impl Default for OrderBuf {
+    fn default() -> Self {
+        OrderBuf::Narrow(Vec::new(), Vec::new())
+    }
 }
 
 impl Groups {
@@ -503,7 +514,18 @@ impl Groups {
         if !sorted {
             // Written in random order: huge pages spare the counting sort a page fault (and
             // a TLB miss) per 4 KiB.
-            g.order = crate::kernels::try_vec_with_huge_pages(e).ok_or_else(|| oom(e))?;
+            g.order = if e <= NARROW_ORDER_MAX {
+                let oom = |c: usize| Error::out_of_memory(op, "index", c.saturating_mul(4));
+                OrderBuf::Narrow(
+                    crate::kernels::try_vec_with_huge_pages(e).ok_or_else(|| oom(e))?,
+                    Vec::new(),
+                )
+            } else {
+                OrderBuf::Wide(
+                    crate::kernels::try_vec_with_huge_pages(e).ok_or_else(|| oom(e))?,
+                    Vec::new(),
+                )
+            };
         }
         Ok(g)
     }
@@ -549,14 +571,14 @@ impl Groups {
             });
             return;
         }
-        counting_sort(
-            ctx,
-            idx,
-            n,
-            &mut self.starts,
-            &mut self.order,
-            &mut self.counts,
-        );
+        match &mut self.order {
+            OrderBuf::Narrow(order, counts) => {
+                counting_sort(ctx, idx, n, &mut self.starts, order, counts);
+            }
+            OrderBuf::Wide(order, counts) => {
+                counting_sort(ctx, idx, n, &mut self.starts, order, counts);
+            }
+        }
     }
 
     /// Takes one lane of checked CSR offsets as the boundaries.
@@ -570,13 +592,16 @@ impl Groups {
     pub(crate) fn positions(&self, s: usize) -> Positions<'_> {
         let (lo, hi) = (self.starts[s], self.starts[s + 1]);
         if self.sorted {
-            Positions::Range(lo..hi)
-        } else {
-            Positions::Order {
-                all: &self.order,
-                at: lo,
-                end: hi,
-            }
+            return Positions::Range(lo..hi);
+        }
+        let all = match &self.order {
+            OrderBuf::Narrow(o, _) => Order::Narrow(o),
+            OrderBuf::Wide(o, _) => Order::Wide(o),
+        };
+        Positions::Order {
+            all,
+            at: lo,
+            end: hi,
         }
     }
 
@@ -592,10 +617,28 @@ pub(crate) enum Positions<'a> {
     Range(std::ops::Range<usize>),
     /// `all[at..end]`; the positions after `end` are the next segments' (for prefetching).
     Order {
-        all: &'a [usize],
+        all: Order<'a>,
         at: usize,
         end: usize,
     },
+}
+
+/// A lane's positions grouped by destination ([`Groups`]), in the width they were sorted in.
+#[derive(Clone, Copy)]
+pub(crate) enum Order<'a> {
+    Narrow(&'a [u32]),
+    Wide(&'a [usize]),
+}
+
+impl Order<'_> {
+    /// Position `i`, if there is one.
+    #[inline(always)]
+    pub(crate) fn get(self, i: usize) -> Option<usize> {
+        match self {
+            Order::Narrow(o) => o.get(i).map(|p| p.get()),
+            Order::Wide(o) => o.get(i).copied(),
+        }
+    }
 }
 
 impl Positions<'_> {
@@ -605,7 +648,7 @@ impl Positions<'_> {
     pub(crate) fn ahead(&self, d: usize) -> Option<usize> {
         match self {
             Positions::Range(_) => None,
-            Positions::Order { all, at, .. } => all.get(at + d).copied(),
+            Positions::Order { all, at, .. } => all.get(*at + d),
         }
     }
 }
@@ -619,7 +662,7 @@ impl Iterator for Positions<'_> {
             Positions::Order { all, at, end } => {
                 if at < end {
                     *at += 1;
-                    Some(all[*at - 1])
+                    all.get(*at - 1)
                 } else {
                     None
                 }
