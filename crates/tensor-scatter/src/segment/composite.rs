@@ -19,7 +19,8 @@ use std::ops::{Add, Div, Mul, Sub};
 use std::sync::Mutex;
 
 use super::fold::{self, Problem, Source};
-use super::plan::{Mode, Positions};
+use super::groups::Positions;
+use super::plan::Mode;
 use super::{Kind, Prepared, SegmentOptions, filled_par, prepare, tensor};
 use crate::dtype::{DType, Element, Reduction};
 use crate::error::{Error, Result};

@@ -11,7 +11,8 @@
 use std::sync::Mutex;
 
 use super::extreme::extreme;
-use super::plan::{Dims, Groups, Lanes, Mode, Order, Positions};
+use super::groups::{Groups, Order, Positions};
+use super::plan::{Dims, Lanes, Mode};
 use crate::dtype::DType;
 use crate::dtype::{Element, Reduction};
 use crate::error::Result;

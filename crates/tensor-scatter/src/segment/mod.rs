@@ -57,6 +57,7 @@ mod composite_vjp;
 mod extreme;
 mod fold;
 mod gather;
+mod groups;
 mod plan;
 mod vjp;
 
