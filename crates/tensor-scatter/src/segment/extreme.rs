@@ -1,7 +1,7 @@
 //! The segment fold of min and max (`segment::fold` picks it): in the type itself, exact,
 //! optionally with the position each cell took its value from.
 
-use super::fold::{RowList, row_at};
+use super::fold::{RowList, pass_distance, row_at};
 use crate::dtype::{DType, Element, Reduction};
 use crate::exec::tuning::ARG_CHUNK_ROWS;
 use crate::reduce::Combiner;
@@ -70,11 +70,7 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 ) -> usize {
     let w = cells.len();
     while c + B <= w {
-        let ahead = if c == 0 {
-            rows.distance(std::mem::size_of_val(cells))
-        } else {
-            0
-        };
+        let ahead = pass_distance(rows, c, std::mem::size_of_val(cells));
         let start: [T; B] = cells[c..c + B].try_into().expect("B cells");
         let (mut a, mut probe) = (start, [T::default(); B]);
         for i in 0..rows.len() {
@@ -120,12 +116,7 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 ) -> usize {
     let w = out.len();
     while c + B <= w {
-        // Only the first pass over the rows prefetches (the later ones find them in cache).
-        let ahead = if c == 0 {
-            rows.distance(std::mem::size_of_val(out))
-        } else {
-            0
-        };
+        let ahead = pass_distance(rows, c, std::mem::size_of_val(out));
         let start: [T; B] = out[c..c + B].try_into().expect("B cells");
         let start_arg: [i64; B] = arg[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];

@@ -320,8 +320,8 @@ impl RowList for Run {
         Some(self.lo + i)
     }
     /// Consecutive rows of a cache line or more are asked for [`RUN_PREFETCH_BYTES`] ahead
-    /// (the hardware's stream prefetcher alone left the fold of 256-byte rows 1.7x slower
-    /// than a plain read of them). Narrower rows fold fast enough that a prefetch per row
+    /// (with the hardware's stream prefetcher alone the CSR sum of 256-byte rows took
+    /// 1.25-1.45x a plain read of them). Narrower rows fold fast enough that a prefetch per row
     /// costs more than it saves (record/2026-11-27-prefetch-out-and-order.md).
     #[inline(always)]
     fn distance(self, bytes: usize) -> usize {
@@ -359,6 +359,13 @@ impl<P: Pos> RowList for Listed<'_, P> {
     }
 }
 
+/// How many rows ahead the pass over the rows for the columns from `c` prefetches (rows of
+/// `row_bytes`): only the first pass asks, the later ones find the rows in cache.
+#[inline(always)]
+pub(super) fn pass_distance<R: RowList>(rows: R, c: usize, row_bytes: usize) -> usize {
+    if c == 0 { rows.distance(row_bytes) } else { 0 }
+}
+
 /// Row `i` of `rows` (`w` elements); the lines of the row `ahead` places further are asked
 /// for (0: none).
 #[inline(always)]
@@ -394,12 +401,7 @@ fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
 ) -> usize {
     let w = cells.len();
     while c + B <= w {
-        // Only the first pass over the rows prefetches (the later ones find them in cache).
-        let ahead = if c == 0 {
-            rows.distance(w * std::mem::size_of::<T>())
-        } else {
-            0
-        };
+        let ahead = pass_distance(rows, c, w * std::mem::size_of::<T>());
         let mut a: [U; B] = cells[c..c + B].try_into().expect("B cells");
         for i in 0..rows.len() {
             let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::exec::tuning::NARROW_ORDER_MAX;
 use crate::kernels::segment::{Pos, counting_sort};
+use crate::kernels::try_vec_with_huge_pages;
 use crate::shape::part;
 
 /// Where each destination's positions lie in one lane: segment `s` holds positions
@@ -41,23 +42,25 @@ impl Groups {
             sorted,
             ..Groups::default()
         };
-        let oom = |c: usize| Error::out_of_memory(op, "index", c.saturating_mul(8));
+        // `count` cells of `size` bytes could not be allocated.
+        let oom = |count: usize, size: usize| {
+            Error::out_of_memory(op, "index", count.saturating_mul(size))
+        };
         let n1 = n
             .checked_add(1)
             .ok_or_else(|| Error::overflow(op, "dim_size"))?;
-        g.starts.try_reserve_exact(n1).map_err(|_| oom(n1))?;
+        g.starts.try_reserve_exact(n1).map_err(|_| oom(n1, 8))?;
         if !sorted {
             // Written in random order: huge pages spare the counting sort a page fault (and
             // a TLB miss) per 4 KiB.
             g.order = if e <= NARROW_ORDER_MAX {
-                let oom = |c: usize| Error::out_of_memory(op, "index", c.saturating_mul(4));
                 OrderBuf::Narrow(
-                    crate::kernels::try_vec_with_huge_pages(e).ok_or_else(|| oom(e))?,
+                    try_vec_with_huge_pages(e).ok_or_else(|| oom(e, 4))?,
                     Vec::new(),
                 )
             } else {
                 OrderBuf::Wide(
-                    crate::kernels::try_vec_with_huge_pages(e).ok_or_else(|| oom(e))?,
+                    try_vec_with_huge_pages(e).ok_or_else(|| oom(e, 8))?,
                     Vec::new(),
                 )
             };

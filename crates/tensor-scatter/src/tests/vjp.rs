@@ -207,23 +207,13 @@ fn problem(op: ScatterOp, rng: &mut Rng) -> (Vec<usize>, Vec<i64>, Vec<usize>, V
     }
 }
 
-const REDUCTIONS: [Reduction; 7] = [
-    Reduction::None,
-    Reduction::Add,
-    Reduction::Sub,
-    Reduction::Mul,
-    Reduction::Min,
-    Reduction::Max,
-    Reduction::Mean,
-];
-
 /// The engine's gradients against central differences of `sum(w · scatter(data, updates))`
 /// in f64, for every scatter, reduction and include_self, on random values far from ties.
 #[test]
 fn scatter_vjp_matches_finite_differences() {
     let mut rng = Rng::new(7);
     for op in [ScatterOp::Elements, ScatterOp::Nd, ScatterOp::Update] {
-        for r in REDUCTIONS {
+        for r in Reduction::ALL {
             for include_self in [true, false] {
                 let (ds, idx, is, us, axis) = problem(op, &mut rng);
                 let mut value = |_| 0.5 + rng.below(1 << 20) as f64 / (1u64 << 20) as f64;
