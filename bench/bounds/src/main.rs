@@ -8,16 +8,18 @@
 //! * G1: embedding lookup, 10^5 random rows of a [10^6, 64] f32 table. The target is 1.2x the
 //!   floor: the copy of the same number of bytes (`bench/peers/bench.py`'s floor).
 //! * Issue 30 (a): scatter of 2·10⁶ rows of 64 f32 into 10⁵ random destinations; the target
-//!   is 0.5x the best peer (JAX): what a kernel that reads the rows grouped by destination, or
-//!   one that streams them in order, costs at the least (see `gnn`).
+//!   is 0.5x the best peer (JAX): the three shapes a deterministic kernel can take (rows
+//!   grouped by destination, streamed in order by owner, or partitioned by destination block),
+//!   each timed at its simplest (see `gnn.rs`).
 //!
 //! `cargo run --release -- [--threads N] [--rounds R] [w5] [g1] [gnn]` prints one table per
 //! workload and round: median milliseconds and the ratios the targets are stated in.
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+mod gnn;
+
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
-use tensor_scatter::segment::{self, SegmentOptions};
 use tensor_scatter::{
     GatherOptions, Par, Reduction, ScatterOptions, TensorView, TensorViewMut, gather_out,
     scatter_elements_out, vec_with_huge_pages,
@@ -309,135 +311,8 @@ fn g1(threads: usize, rounds: usize) {
     println!("(ratios: to the floor; the target asks tensor-scatter for 1.2x)");
 }
 
-/// Issue 30's workload (a): E = 2·10⁶ rows of F = 64 f32 folded into N = 10⁵ random
-/// destinations (int64 index). Its target asks the unsorted sum for 0.5x the best peer (JAX).
-/// A deterministic kernel folds each destination's rows in index order, so it either reads the
-/// rows grouped by destination (random order; `rows by destination` reads them and nothing
-/// else, after a sort this loop is not charged for) or streams them in order and updates its
-/// outputs at random (`in order, by owner`: each thread owns a share of the destinations,
-/// scans every index and folds its own rows, prefetched, into its share of the output).
-fn gnn(threads: usize, rounds: usize) {
-    const E: usize = 2_000_000;
-    const N: usize = 100_000;
-    const F: usize = 64;
-    const AHEAD: usize = 16;
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut idx = huge(E, 0i64);
-    idx.iter_mut().for_each(|x| *x = rng.below(N as u64) as i64);
-    let mut src = huge(E * F, 0f32);
-    src.iter_mut()
-        .for_each(|x| *x = rng.below(1000) as f32 / 8.0);
-    // The positions grouped by destination, in index order within each (a stable counting sort).
-    let mut starts = vec![0usize; N + 1];
-    idx.iter().for_each(|&d| starts[d as usize + 1] += 1);
-    (0..N).for_each(|i| starts[i + 1] += starts[i]);
-    let mut order = huge(E, 0u32);
-    for (r, &d) in idx.iter().enumerate() {
-        order[starts[d as usize]] = r as u32;
-        starts[d as usize] += 1;
-    }
-    let (sv, iv) = (
-        TensorView::new(&src, &[E, F]).unwrap(),
-        TensorView::new(&idx, &[E]).unwrap(),
-    );
-    let opts = |reduce| {
-        let mut o = SegmentOptions::new().dim(0).dim_size(N);
-        (o.reduce, o.par) = (reduce, Par::threads_exact(threads));
-        o
-    };
-    let (sum, max) = (opts(Reduction::Add), opts(Reduction::Max));
-    let by_dest = |t: usize| {
-        let mut acc = [0f32; F];
-        let mine = &order[share(E, t, threads)];
-        for (i, &r) in mine.iter().enumerate() {
-            if let Some(&a) = mine.get(i + AHEAD) {
-                prefetch(&src[a as usize * F..][..F]);
-            }
-            let row = &src[r as usize * F..][..F];
-            acc.iter_mut().zip(row).for_each(|(a, &x)| *a += x);
-        }
-        std::hint::black_box(acc);
-    };
-    let fold_owned = |t: usize, parts: &[Mutex<&mut [f32]>]| {
-        let mut out = parts[t].lock().unwrap();
-        out.fill(0.0);
-        let mine = share(N, t, threads);
-        let (lo, hi) = (mine.start as i64, mine.end as i64);
-        for r in 0..E {
-            if let Some(&d) = idx.get(r + AHEAD)
-                && (lo..hi).contains(&d)
-            {
-                prefetch(&src[(r + AHEAD) * F..][..F]);
-                prefetch(&out[(d - lo) as usize * F..][..F]);
-            }
-            let d = idx[r];
-            if (lo..hi).contains(&d) {
-                let o = &mut out[(d - lo) as usize * F..][..F];
-                o.iter_mut()
-                    .zip(&src[r * F..][..F])
-                    .for_each(|(o, &x)| *o += x);
-            }
-        }
-    };
-    // A fresh 51.2 MB of int64 positions (one allocation, as the library's: above glibc's
-    // largest mmap threshold, so new pages every call), each thread writing its share once.
-    let fresh = || {
-        let mut v: Vec<i64> = vec_with_huge_pages(N * F);
-        let mut rest = &mut v.spare_capacity_mut()[..N * F];
-        std::thread::scope(|s| {
-            for t in 0..threads {
-                let (mine, r) =
-                    std::mem::take(&mut rest).split_at_mut(share(N * F, t, threads).len());
-                rest = r;
-                s.spawn(move || {
-                    for x in mine {
-                        x.write(1);
-                    }
-                });
-            }
-        });
-        std::hint::black_box(&v);
-    };
-    let mut owned = huge(N * F, 0f32);
-    {
-        let parts = split(&mut owned, N, threads, F);
-        team(threads, 0, 1, &|t| fold_owned(t, &parts));
-    }
-    let expected = segment::scatter(&sv, &iv, &sum).unwrap();
-    let same = |(a, b): (&f32, &f32)| a.to_bits() == b.to_bits();
-    assert!(
-        owned.iter().zip(expected.as_slice()).all(same),
-        "the in-order fold differs"
-    );
-    let parts = split(&mut owned, N, threads, F);
-    let by_owner = |t: usize| fold_owned(t, &parts);
-    let fl = floor((E * F * 4 + E * 8 + 2 * N * F * 4) / 2, threads, 7);
-    println!(
-        "\nIssue 30 (a), {threads} threads: median ms of 9 runs (the in-order fold checked \
-              bit-equal to tensor-scatter's sum)"
-    );
-    println!(
-        "| round | floor | rows by destination, read only | in order, by owner | \
-              tensor-scatter sum | max | max with positions | fresh positions written |"
-    );
-    println!("|---|---|---|---|---|---|---|---|");
-    let mut none = [0u8; 0];
-    for round in 1..=rounds {
-        let d = team(threads, 1, 9, &by_dest);
-        let o = team(threads, 1, 9, &by_owner);
-        let mut call = |f: &(dyn Fn() + Sync)| time_call(1, 9, &mut none, &mut |_| f());
-        let s = call(&|| drop(segment::scatter(&sv, &iv, &sum).unwrap()));
-        let m = call(&|| drop(segment::scatter(&sv, &iv, &max).unwrap()));
-        let a = call(&|| drop(segment::scatter_arg(&sv, &iv, &max).unwrap()));
-        let p = call(&fresh);
-        println!(
-            "| {round} | {fl:.2} | {d:.2} | {o:.2} | {s:.2} | {m:.2} | {a:.2} ({:.2}x max) | {p:.2} |",
-            a / m
-        );
-    }
-}
-
 /// Prefetches the lines of `row` into L1.
+#[inline(always)]
 fn prefetch(row: &[f32]) {
     #[cfg(target_arch = "x86_64")]
     for line in row.chunks(16) {
@@ -498,6 +373,6 @@ fn main() {
         g1(threads, rounds);
     }
     if all || args.iter().any(|a| a == "gnn") {
-        gnn(threads, rounds);
+        gnn::gnn(threads, rounds);
     }
 }

@@ -403,6 +403,26 @@ pub(crate) fn prefetch<U>(p: *const U, bytes: usize) {
     let _ = (p, bytes);
 }
 
+/// Hints the cache to load the four lines (256 bytes) at `p`, with no branch between them;
+/// a no-op elsewhere.
+#[inline(always)]
+pub(crate) fn prefetch4<U>(p: *const U) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p = p.cast::<i8>();
+        // SAFETY: as in `prefetch`: a prefetch never faults, whatever the address.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(128));
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(192));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// A vector of `n` cells, initialised by `f` through a [`DestPtr`] (no zero-fill pass, and the
 /// first touch of every page happens in the kernel's own tasks). When `f` fails, nothing is
 /// kept. When the memory cannot be allocated, `oom(bytes)` is returned instead of aborting

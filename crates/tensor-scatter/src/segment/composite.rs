@@ -18,7 +18,7 @@
 use std::ops::{Add, Div, Mul, Sub};
 use std::sync::Mutex;
 
-use super::fold::{self, Problem, Source};
+use super::fold::{self, Batch, Problem, Source};
 use super::groups::Positions;
 use super::plan::Mode;
 use super::{Kind, Prepared, SegmentOptions, filled_par, prepare, tensor};
@@ -182,7 +182,6 @@ pub(crate) fn std_of<R: Real>(squares: R, n: u64, unbiased: bool) -> R {
 /// Per-cell `[m, s]` of every segment, lane-major (`[b, n, k]` or `[b, k, n]`).
 fn stats<T: Float>(op: &'static str, ctx: Ctx, prep: &Prepared<'_, T>) -> Result<Vec<[T::Acc; 2]>> {
     let problem = problem(prep);
-    let w = fold::width(&problem);
     let source = Source::Index {
         lanes: &prep.lanes,
         sorted: false,
@@ -197,29 +196,35 @@ fn stats<T: Float>(op: &'static str, ctx: Ctx, prep: &Prepared<'_, T>) -> Result
             rows,
             None,
             (0, T::Acc::ZERO),
-            |base, pos, out, _, _| segment_stats(ctx.level, &problem, base, pos, w, out),
+            |b| segment_stats(ctx.level, &problem, b),
         )
     })
 }
 
 crate::kernels::simd::multiversion! {
     if (const { !matches!(T::DTYPE, DType::F64) })
-    /// `[m, s]` of one segment's cells (`w` of them): its maximum, then `Σ exp(x − m)` in
+    /// `[m, s]` of each segment's cells (`w` of them): its maximum, then `Σ exp(x − m)` in
     /// index order. Compiled per instruction set where the compute type is f32, whose `exp`
-    /// vectorises.
-    fn segment_stats<T: Float>(problem: &Problem<'_, T>, base: usize, pos: Positions<'_>, w: usize, out: &mut [[T::Acc; 2]]) -> () {
-        let mut c = 0;
-        while c + 16 <= w {
-            stats_block::<T, 16>(problem, base, pos.clone(), w, c, out);
-            c += 16;
-        }
-        if c + 8 <= w {
-            stats_block::<T, 8>(problem, base, pos.clone(), w, c, out);
-            c += 8;
-        }
-        while c < w {
-            stats_block::<T, 1>(problem, base, pos.clone(), w, c, out);
-            c += 1;
+    /// vectorises, and entered once per batch of segments.
+    fn segment_stats<T: Float>(problem: &Problem<'_, T>, b: Batch<'_, '_, [T::Acc; 2], T::Acc>) -> () {
+        let mut b = b;
+        let (base, w) = (b.base, b.w);
+        for (i, s) in b.segs.clone().enumerate() {
+            let pos = b.groups.positions(s);
+            let out = b.rows(i).0;
+            let mut c = 0;
+            while c + 16 <= w {
+                stats_block::<T, 16>(problem, base, pos.clone(), w, c, out);
+                c += 16;
+            }
+            if c + 8 <= w {
+                stats_block::<T, 8>(problem, base, pos.clone(), w, c, out);
+                c += 8;
+            }
+            while c < w {
+                stats_block::<T, 1>(problem, base, pos.clone(), w, c, out);
+                c += 1;
+            }
         }
     }
 }
@@ -253,17 +258,30 @@ fn stats_block<T: Float, const B: usize>(
 
 crate::kernels::simd::multiversion! {
     if (const { !matches!(T::DTYPE, DType::F64) })
-    /// One row of softmax (`log`: log-softmax) from its cells' `[m, s]`: `exp(x − m) / s`
-    /// (`(x − m) − ln s`). Per instruction set as [`segment_stats`].
-    fn softmax_row<T: Float>(y: &mut [T], x: &[T], st: &[[T::Acc; 2]], log: bool) -> () {
-        // One loop per form (`log` is the same for the whole row).
-        if log {
-            for ((y, &x), &st) in y.iter_mut().zip(x).zip(st) {
-                *y = softmax_cell(x, st, true);
+    /// Softmax (`log`: log-softmax) of the rows of `chunk` (rows from `lo` of a row-mode
+    /// `src`) from their cells' `[m, s]`: `exp(x − m) / s` (`(x − m) − ln s`). Per
+    /// instruction set as [`segment_stats`], entered once per task.
+    fn softmax_rows<T: Float>(prep: &Prepared<'_, T>, stats: &[[T::Acc; 2]], lo: usize, chunk: &mut [T], log: bool) -> () {
+        let d = prep.dims;
+        for (r, y) in chunk.chunks_mut(d.k).enumerate() {
+            let (b, e) = ((lo + r) / d.e, (lo + r) % d.e);
+            let x = &prep.src[(b * d.e + e) * d.k..][..d.k];
+            let lane = prep.lanes.lane(b);
+            // The cells are random: ask for those of the row `STATS_AHEAD` rows on.
+            if let Some(&c) = lane.get(e + STATS_AHEAD) {
+                let st = stats[(b * d.n + c as usize) * d.k..].as_ptr();
+                crate::kernels::prefetch(st, d.k * std::mem::size_of::<[T::Acc; 2]>());
             }
-        } else {
-            for ((y, &x), &st) in y.iter_mut().zip(x).zip(st) {
-                *y = softmax_cell(x, st, false);
+            let st = &stats[(b * d.n + lane[e] as usize) * d.k..][..d.k];
+            // One loop per form (`log` is the same for the whole row).
+            if log {
+                for ((y, &x), &st) in y.iter_mut().zip(x).zip(st) {
+                    *y = softmax_cell(x, st, true);
+                }
+            } else {
+                for ((y, &x), &st) in y.iter_mut().zip(x).zip(st) {
+                    *y = softmax_cell(x, st, false);
+                }
             }
         }
     }
@@ -342,25 +360,18 @@ fn elementwise<T: Float>(
     ctx.run(tasks, |t| {
         let mut slot = slots[t].lock().unwrap_or_else(|e| e.into_inner());
         let (lo, chunk) = &mut *slot;
+        if prep.mode != Mode::PerElement {
+            softmax_rows(ctx.level, prep, stats, *lo, chunk, log);
+            return;
+        }
         for (r, row) in chunk.chunks_mut(d.k).enumerate() {
             let (b, e) = ((*lo + r) / d.e, (*lo + r) % d.e);
             let x = &prep.src[(b * d.e + e) * d.k..][..d.k];
-            if prep.mode == Mode::PerElement {
-                for (kk, y) in row.iter_mut().enumerate() {
-                    let lane = b * d.k + kk;
-                    let cell = prep.lanes.lane(lane)[e] as usize;
-                    // Cells one at a time: a per-ISA call each would cost more than it saves.
-                    *y = softmax_cell(x[kk], stats[lane * d.n + cell], log);
-                }
-            } else {
-                let lane = prep.lanes.lane(b);
-                // The cells are random: ask for those of the row `STATS_AHEAD` rows on.
-                if let Some(&c) = lane.get(e + STATS_AHEAD) {
-                    let st = stats[(b * d.n + c as usize) * d.k..].as_ptr();
-                    crate::kernels::prefetch(st, d.k * std::mem::size_of::<[T::Acc; 2]>());
-                }
-                let st = &stats[(b * d.n + lane[e] as usize) * d.k..][..d.k];
-                softmax_row(ctx.level, row, x, st, log);
+            for (kk, y) in row.iter_mut().enumerate() {
+                let lane = b * d.k + kk;
+                let cell = prep.lanes.lane(lane)[e] as usize;
+                // Cells one at a time (a row's cells lie in different segments).
+                *y = softmax_cell(x[kk], stats[lane * d.n + cell], log);
             }
         }
     });
@@ -499,30 +510,32 @@ pub fn scatter_std<T: Float, I: IndexInt>(
             rows,
             None,
             (2 * w, T::Acc::ZERO),
-            |base, pos, out, _, acc| {
-                let (sum, sq) = acc.split_at_mut(w);
-                sum.fill(T::Acc::ZERO);
-                sq.fill(T::Acc::ZERO);
-                let mut n = 0u64;
-                for (_, row) in fold::rows(&problem, base, pos.clone(), w) {
-                    for (a, &x) in sum.iter_mut().zip(row) {
-                        *a = *a + x.to_acc();
+            |b| {
+                b.each(|base, pos, out, _, acc| {
+                    let (sum, sq) = acc.split_at_mut(w);
+                    sum.fill(T::Acc::ZERO);
+                    sq.fill(T::Acc::ZERO);
+                    let mut n = 0u64;
+                    for (_, row) in fold::rows(&problem, base, pos.clone(), w) {
+                        for (a, &x) in sum.iter_mut().zip(row) {
+                            *a = *a + x.to_acc();
+                        }
+                        n += 1;
                     }
-                    n += 1;
-                }
-                let c = T::Acc::count(n.max(1));
-                for a in sum.iter_mut() {
-                    *a = *a / c;
-                }
-                for (_, row) in fold::rows(&problem, base, pos, w) {
-                    for ((q, &m), &x) in sq.iter_mut().zip(sum.iter()).zip(row) {
-                        let dx = x.to_acc() - m;
-                        *q = *q + dx * dx;
+                    let c = T::Acc::count(n.max(1));
+                    for a in sum.iter_mut() {
+                        *a = *a / c;
                     }
-                }
-                for (o, &q) in out.iter_mut().zip(sq.iter()) {
-                    *o = T::from_acc(std_of(q, n, unbiased));
-                }
+                    for (_, row) in fold::rows(&problem, base, pos, w) {
+                        for ((q, &m), &x) in sq.iter_mut().zip(sum.iter()).zip(row) {
+                            let dx = x.to_acc() - m;
+                            *q = *q + dx * dx;
+                        }
+                    }
+                    for (o, &q) in out.iter_mut().zip(sq.iter()) {
+                        *o = T::from_acc(std_of(q, n, unbiased));
+                    }
+                })
             },
         )
     })?;

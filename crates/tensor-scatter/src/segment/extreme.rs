@@ -1,57 +1,76 @@
 //! The segment fold of min and max (`segment::fold` picks it): in the type itself, exact,
 //! optionally with the position each cell took its value from.
 
-use super::fold::{RowList, pass_distance, row_at};
+use super::fold::{Batch, RowList, Segments, pass_distance, row_at};
 use crate::dtype::{DType, Element, Reduction};
 use crate::exec::tuning::ARG_CHUNK_ROWS;
 use crate::reduce::Combiner;
 
 crate::kernels::simd::multiversion! {
     if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
-    /// Minimum or maximum of the rows (in the type itself), with the position of the element
-    /// each cell took its value from (the first among equals, the first NaN): the position
-    /// moves only when the fold's bits change, by a select (which cells change is
-    /// data-dependent). An empty segment gives 0 and position `e`. Compiled per instruction
-    /// set for f32 and f64, the start with the fold.
-    pub(super) fn extreme<T: Element, C: Combiner<T>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], arg: Option<&mut [i64]>, include_self: bool, e: usize, red: Reduction) -> () {
-        let mut arg = arg;
-        // Where each cell's value comes from before the fold: `out`'s own (position `e`), the
-        // empty segment's 0 (also `e`), or the identity with the first row's position (the
-        // identity folded with the first row is that row, bit for bit, and a first row equal
-        // to the identity changes no bits but is the one the cell holds).
-        let first = if include_self {
-            e
-        } else if rows.len() == 0 {
-            out.fill(T::default());
-            e
-        } else {
-            out.fill(T::identity(red));
-            rows.at(0)
-        };
-        if let Some(a) = arg.as_deref_mut() {
-            a.fill(first as i64);
+    /// Minimum or maximum of each segment's rows (in the type itself), with the position of
+    /// the element each cell took its value from (the first among equals, the first NaN):
+    /// the position moves only when the fold's bits change, by a select (which cells change
+    /// is data-dependent). An empty segment gives 0 and position `e`. Compiled per
+    /// instruction set for f32 and f64, the start with the fold, and entered once per batch.
+    pub(super) fn extreme<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, e: usize, red: Reduction) -> () {
+        let mut b = b;
+        for (i, s) in b.segs.clone().enumerate() {
+            let (out, arg) = b.rows(i);
+            extreme_cell::<T, C, S::Rows>(src, at, segs.rows(s), out, arg, include_self, e, red);
         }
-        match arg {
-            None => {
-                let c = if std::mem::size_of::<T>() <= 4 {
-                    extreme_blocks::<T, C, R, 64>(out, src, at, rows, 0)
-                } else {
-                    0
-                };
-                let c = extreme_blocks::<T, C, R, 32>(out, src, at, rows, c);
-                let c = extreme_blocks::<T, C, R, 8>(out, src, at, rows, c);
-                extreme_blocks::<T, C, R, 1>(out, src, at, rows, c);
-            }
-            Some(a) => {
-                let c = if std::mem::size_of::<T>() <= 4 {
-                    arg_blocks::<T, C, R, ARG_BLOCK>(out, a, src, at, rows, 0)
-                } else {
-                    0
-                };
-                let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, src, at, rows, c);
-                let c = arg_blocks::<T, C, R, 8>(out, a, src, at, rows, c);
-                arg_blocks::<T, C, R, 1>(out, a, src, at, rows, c);
-            }
+    }
+}
+
+/// [`extreme`] of one segment.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
+    src: &[T],
+    at: (usize, usize),
+    rows: R,
+    out: &mut [T],
+    mut arg: Option<&mut [i64]>,
+    include_self: bool,
+    e: usize,
+    red: Reduction,
+) {
+    // Where each cell's value comes from before the fold: `out`'s own (position `e`), the
+    // empty segment's 0 (also `e`), or the identity with the first row's position (the
+    // identity folded with the first row is that row, bit for bit, and a first row equal
+    // to the identity changes no bits but is the one the cell holds).
+    let first = if include_self {
+        e
+    } else if rows.len() == 0 {
+        out.fill(T::default());
+        e
+    } else {
+        out.fill(T::identity(red));
+        rows.at(0)
+    };
+    if let Some(a) = arg.as_deref_mut() {
+        a.fill(first as i64);
+    }
+    match arg {
+        None => {
+            let c = if std::mem::size_of::<T>() <= 4 {
+                extreme_blocks::<T, C, R, 64>(out, src, at, rows, 0)
+            } else {
+                0
+            };
+            let c = extreme_blocks::<T, C, R, 32>(out, src, at, rows, c);
+            let c = extreme_blocks::<T, C, R, 8>(out, src, at, rows, c);
+            extreme_blocks::<T, C, R, 1>(out, src, at, rows, c);
+        }
+        Some(a) => {
+            let c = if std::mem::size_of::<T>() <= 4 {
+                arg_blocks::<T, C, R, ARG_BLOCK>(out, a, src, at, rows, 0)
+            } else {
+                0
+            };
+            let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, src, at, rows, c);
+            let c = arg_blocks::<T, C, R, 8>(out, a, src, at, rows, c);
+            arg_blocks::<T, C, R, 1>(out, a, src, at, rows, c);
         }
     }
 }

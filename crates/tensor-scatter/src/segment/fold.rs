@@ -20,7 +20,7 @@ use crate::exec::Ctx;
 use crate::exec::isa::Level;
 use crate::exec::tuning::{RUN_PREFETCH_BYTES, SEGMENT_PREFETCH_ROWS};
 use crate::kernels::segment::Pos;
-use crate::kernels::{Rows, prefetch};
+use crate::kernels::{Rows, prefetch, prefetch4};
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 use crate::shape::part;
 
@@ -85,16 +85,9 @@ pub(crate) fn run<T: Element>(
     let w = width(p);
     let acc_len = if is_sum_like(p.reduce) { w } else { 0 };
     let zero = <T::Wide as Element>::identity(Reduction::Add);
-    run_cells(
-        op,
-        ctx,
-        p,
-        source,
-        out,
-        arg,
-        (acc_len, zero),
-        |base, pos, out, arg, acc| fold_cell(p, ctx.level, base, pos, out, arg, acc),
-    )
+    run_cells(op, ctx, p, source, out, arg, (acc_len, zero), |b| {
+        fold_batch(p, ctx.level, b)
+    })
 }
 
 /// Elements per output row: `k` in row modes, 1 in element mode.
@@ -112,11 +105,49 @@ fn lanes_and_width<T>(p: &Problem<'_, T>) -> (usize, usize) {
     }
 }
 
+/// Consecutive segments of one grouped lane, as a task hands them to a kernel: segment
+/// `segs.start + i` writes output row `i` from cell `first` (`w` cells a row) of `out` (and
+/// of `arg`, when positions are wanted).
+pub(crate) struct Batch<'t, 'o, O: Copy, A> {
+    /// Position in `src` of the lane's first element.
+    pub(crate) base: usize,
+    pub(crate) groups: &'t Groups,
+    pub(crate) segs: std::ops::Range<usize>,
+    pub(crate) out: &'t mut Rows<'o, O>,
+    pub(crate) first: usize,
+    pub(crate) w: usize,
+    pub(crate) arg: Option<&'t mut Rows<'o, i64>>,
+    /// The task's scratch.
+    pub(crate) acc: &'t mut [A],
+}
+
+impl<O: Copy, A> Batch<'_, '_, O, A> {
+    /// Output row `i` of the batch, and its positions' row when wanted.
+    #[inline(always)]
+    pub(crate) fn rows(&mut self, i: usize) -> (&mut [O], Option<&mut [i64]>) {
+        let (at, w) = (self.first + i * self.w, self.w);
+        (self.out.row(at, w), self.arg.as_mut().map(|a| a.row(at, w)))
+    }
+
+    /// Calls `cell(base, positions, row, arg_row, scratch)` for each segment in turn.
+    pub(crate) fn each(
+        mut self,
+        mut cell: impl FnMut(usize, Positions<'_>, &mut [O], Option<&mut [i64]>, &mut [A]),
+    ) {
+        for (i, s) in self.segs.clone().enumerate() {
+            let pos = self.groups.positions(s);
+            let (at, w) = (self.first + i * self.w, self.w);
+            let arg = self.arg.as_mut().map(|a| a.row(at, w));
+            cell(self.base, pos, self.out.row(at, w), arg, self.acc);
+        }
+    }
+}
+
 /// The task machinery of every segment kernel: groups each lane's positions, cuts the
-/// output rows (`O` elements, lane-major as in [`run`]) into tasks, and calls
-/// `cell(base, positions, row, arg_row, scratch)` for every output row, with `base` the
-/// position in `src` of the lane's first element and a scratch of `scratch.0` copies of
-/// `scratch.1` per task.
+/// output rows (`O` elements, lane-major as in [`run`]) into tasks, and hands each task's
+/// segments to `cells` as [`Batch`]es (one per lane it covers), with a scratch of
+/// `scratch.0` copies of `scratch.1` per task. A batch is one call: a kernel compiled per
+/// instruction set is entered once per batch, not once per segment.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_cells<T: Element, O: Copy + Send, A: Copy + Send>(
     op: &'static str,
@@ -126,7 +157,7 @@ pub(crate) fn run_cells<T: Element, O: Copy + Send, A: Copy + Send>(
     out: Rows<'_, O>,
     arg: Option<Rows<'_, i64>>,
     scratch: (usize, A),
-    cell: impl Fn(usize, Positions<'_>, &mut [O], Option<&mut [i64]>, &mut [A]) + Sync,
+    cells: impl Fn(Batch<'_, '_, O, A>) + Sync,
 ) -> Result<()> {
     let d = p.dims;
     let (lanes, w) = lanes_and_width(p);
@@ -187,32 +218,37 @@ pub(crate) fn run_cells<T: Element, O: Copy + Send, A: Copy + Send>(
         let task = &mut *task;
         let (lo, hi) = (bounds[t], bounds[t + 1]);
         if shared {
-            for c in lo..hi {
+            // Flat cells `lo..hi`, a batch per lane they touch.
+            let mut c = lo;
+            while c < hi {
                 let (lane, s) = (c / d.n, c % d.n);
-                let at = (c - lo) * w;
-                cell(
-                    lane_base(p, lane),
-                    one.positions(s),
-                    task.out.row(at, w),
-                    task.arg.as_mut().map(|a| a.row(at, w)),
-                    &mut task.acc,
-                );
+                let end = d.n.min(s + (hi - c));
+                cells(Batch {
+                    base: lane_base(p, lane),
+                    groups: &one,
+                    segs: s..end,
+                    out: &mut task.out,
+                    first: (c - lo) * w,
+                    w,
+                    arg: task.arg.as_mut(),
+                    acc: &mut task.acc,
+                });
+                c += end - s;
             }
             return;
         }
         for lane in lo..hi {
             source.fill(sequential, &mut task.groups, lane, d.n);
-            let at = (lane - lo) * d.n * w;
-            for s in 0..d.n {
-                let at = at + s * w;
-                cell(
-                    lane_base(p, lane),
-                    task.groups.positions(s),
-                    task.out.row(at, w),
-                    task.arg.as_mut().map(|a| a.row(at, w)),
-                    &mut task.acc,
-                );
-            }
+            cells(Batch {
+                base: lane_base(p, lane),
+                groups: &task.groups,
+                segs: 0..d.n,
+                out: &mut task.out,
+                first: (lane - lo) * d.n * w,
+                w,
+                arg: task.arg.as_mut(),
+                acc: &mut task.acc,
+            });
         }
     });
     Ok(())
@@ -255,14 +291,27 @@ pub(crate) fn lane_base<T>(p: &Problem<'_, T>, lane: usize) -> usize {
     }
 }
 
-/// Asks for the lines of the row of `w` elements at `row` (its first KiB). `row` may lie
-/// past the end of `src` (the sequential fold looks ahead into the next segments): a
-/// prefetch never faults.
+/// Asks for the lines of the row of `w` elements at `row` (its first KiB): rows of 256 bytes
+/// or more by whole groups of four lines with no branch between them, then the rest; shorter
+/// rows line by line. (The per-line loop cost the unsorted sum of 256-byte rows about a
+/// tenth; the group form cost 32-byte rows as much: record/2026-11-27-batches-and-prefetch.md.)
+/// `row` may lie past the end of `src` (the sequential fold looks ahead into the next
+/// segments): a prefetch never faults.
 #[inline(always)]
 fn prefetch_row<T>(row: *const T, w: usize) {
     let bytes = (w * std::mem::size_of::<T>()).min(1024);
-    for off in (0..bytes).step_by(256) {
-        prefetch(row.cast::<u8>().wrapping_add(off), bytes - off);
+    let row = row.cast::<u8>();
+    if bytes >= 256 {
+        let mut off = 0;
+        while off + 256 <= bytes {
+            prefetch4(row.wrapping_add(off));
+            off += 256;
+        }
+        if off < bytes {
+            prefetch(row.wrapping_add(off), bytes - off);
+        }
+    } else {
+        prefetch(row, bytes);
     }
 }
 
@@ -434,125 +483,114 @@ fn fold_all<T: Copy, U: Copy, R: RowList>(
     fold_blocks::<T, U, R, 1>(cells, src, at, rows, c, f);
 }
 
-/// Folds one segment's rows into `out` (`out.len()` elements each): one call of a loop
-/// compiled per instruction set per segment.
-#[inline]
-fn fold_cell<T: Element>(
-    p: &Problem<'_, T>,
-    lv: Level,
-    base: usize,
-    pos: Positions<'_>,
-    out: &mut [T],
-    arg: Option<&mut [i64]>,
-    acc: &mut [T::Wide],
-) {
-    match pos {
-        Positions::Range(r) => fold_rows(
-            p,
-            lv,
-            base,
-            Run {
-                lo: r.start,
-                len: r.len(),
-            },
-            out,
-            arg,
-            acc,
-        ),
-        Positions::Order { all, at, end } => match all {
-            Order::Narrow(all) => {
-                let rows = Listed {
-                    all: &all[at..],
-                    len: end - at,
-                };
-                fold_rows(p, lv, base, rows, out, arg, acc)
-            }
-            Order::Wide(all) => {
-                let rows = Listed {
-                    all: &all[at..],
-                    len: end - at,
-                };
-                fold_rows(p, lv, base, rows, out, arg, acc)
-            }
-        },
+/// The row lists of a lane's segments, by segment.
+pub(crate) trait Segments: Copy {
+    type Rows: RowList;
+    fn rows(self, s: usize) -> Self::Rows;
+}
+
+/// Segments of consecutive positions (sorted and CSR input).
+#[derive(Clone, Copy)]
+pub(crate) struct Runs<'a> {
+    starts: &'a [usize],
+}
+
+impl Segments for Runs<'_> {
+    type Rows = Run;
+    #[inline(always)]
+    fn rows(self, s: usize) -> Run {
+        let lo = self.starts[s];
+        Run {
+            lo,
+            len: self.starts[s + 1] - lo,
+        }
     }
 }
 
-/// One segment's fold, by reduction.
-#[inline]
-fn fold_rows<T: Element, R: RowList>(
+/// Segments of positions in destination order (unsorted input).
+#[derive(Clone, Copy)]
+pub(crate) struct Lists<'a, P> {
+    starts: &'a [usize],
+    order: &'a [P],
+}
+
+impl<'a, P: Pos> Segments for Lists<'a, P> {
+    type Rows = Listed<'a, P>;
+    #[inline(always)]
+    fn rows(self, s: usize) -> Listed<'a, P> {
+        let lo = self.starts[s];
+        Listed {
+            all: &self.order[lo..],
+            len: self.starts[s + 1] - lo,
+        }
+    }
+}
+
+/// Folds a batch of segments: the grouping's kind and the reduction are matched once, then
+/// one call of a loop compiled per instruction set folds every segment of the batch.
+fn fold_batch<T: Element>(p: &Problem<'_, T>, lv: Level, b: Batch<'_, '_, T, T::Wide>) {
+    let starts = &b.groups.starts[..];
+    match b.groups.order() {
+        None => fold_with(p, lv, Runs { starts }, b),
+        Some(Order::Narrow(order)) => fold_with(p, lv, Lists { starts, order }, b),
+        Some(Order::Wide(order)) => fold_with(p, lv, Lists { starts, order }, b),
+    }
+}
+
+/// [`fold_batch`] by reduction.
+fn fold_with<T: Element, S: Segments>(
     p: &Problem<'_, T>,
     lv: Level,
-    base: usize,
-    rows: R,
-    out: &mut [T],
-    arg: Option<&mut [i64]>,
-    acc: &mut [T::Wide],
+    segs: S,
+    b: Batch<'_, '_, T, T::Wide>,
 ) {
-    let (src, at, e) = (p.src, (base, p.dims.k), p.dims.e);
+    let (src, at, e, keep) = (p.src, (b.base, p.dims.k), p.dims.e, p.include_self);
     match p.reduce {
-        Reduction::Mul => {
-            sum_like::<T, FoldMulC, R>(lv, src, at, rows, out, acc, p.include_self, Reduction::Mul)
-        }
-        Reduction::Mean => {
-            sum_like::<T, FoldAddC, R>(lv, src, at, rows, out, acc, p.include_self, Reduction::Mean)
-        }
-        Reduction::Min => extreme::<T, MinC, R>(
-            lv,
-            src,
-            at,
-            rows,
-            out,
-            arg,
-            p.include_self,
-            e,
-            Reduction::Min,
-        ),
-        Reduction::Max => extreme::<T, MaxC, R>(
-            lv,
-            src,
-            at,
-            rows,
-            out,
-            arg,
-            p.include_self,
-            e,
-            Reduction::Max,
-        ),
-        _ => {
-            sum_like::<T, FoldAddC, R>(lv, src, at, rows, out, acc, p.include_self, Reduction::Add)
-        }
+        Reduction::Mul => sum_like::<T, FoldMulC, S>(lv, src, at, segs, b, keep, Reduction::Mul),
+        Reduction::Mean => sum_like::<T, FoldAddC, S>(lv, src, at, segs, b, keep, Reduction::Mean),
+        Reduction::Min => extreme::<T, MinC, S>(lv, src, at, segs, b, keep, e, Reduction::Min),
+        Reduction::Max => extreme::<T, MaxC, S>(lv, src, at, segs, b, keep, e, Reduction::Max),
+        _ => sum_like::<T, FoldAddC, S>(lv, src, at, segs, b, keep, Reduction::Add),
     }
 }
 
 crate::kernels::simd::multiversion! {
     if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
-    /// Sum, product or mean of the rows, accumulated in `T::Wide` and rounded once. An empty
-    /// segment (without `include_self`) gives 0 (1 for the product). The steps leave NaN as
-    /// the hardware makes it (NaN absorbs every later step); the result is made canonical
-    /// once. Compiled per instruction set for the float types, the start and the rounding
-    /// with the fold (as baseline code around it they cost segment_coo about a tenth at 20
-    /// rows per segment).
-    fn sum_like<T: Element, C: Combiner<T::Wide>, R: RowList>(src: &[T], at: (usize, usize), rows: R, out: &mut [T], acc: &mut [T::Wide], include_self: bool, red: Reduction) -> () {
-        let acc = &mut acc[..out.len()];
-        if include_self {
-            for (a, &o) in acc.iter_mut().zip(out.iter()) {
-                *a = o.widen();
+    /// Sum, product or mean of each segment's rows, accumulated in `T::Wide` and rounded
+    /// once. An empty segment (without `include_self`) gives 0 (1 for the product). The steps
+    /// leave NaN as the hardware makes it (NaN absorbs every later step); the result is made
+    /// canonical once. Compiled per instruction set for the float types, the start and the
+    /// rounding with the fold (as baseline code around it they cost segment_coo about a
+    /// tenth at 20 rows per segment), and entered once per batch (once per segment, the
+    /// calls cost the unsorted sum of 20 rows of 64 f32 per segment about a third).
+    fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
+        for (i, s) in b.segs.clone().enumerate() {
+            let rows = segs.rows(s);
+            let w = b.w;
+            let acc = &mut b.acc[..w];
+            if include_self {
+                let out = b.out.row(b.first + i * w, w);
+                for (a, &o) in acc.iter_mut().zip(out.iter()) {
+                    *a = o.widen();
+                }
+            } else {
+                acc.fill(<T::Wide as Element>::identity(red));
             }
-        } else {
-            acc.fill(<T::Wide as Element>::identity(red));
-        }
-        fold_all(acc, src, at, rows, |a, x: T| C::combine(a, x.widen()));
-        let count = u64::from(include_self) + rows.len() as u64;
-        if count == 0 {
-            out.fill(empty_value::<T>(red));
-        } else if red == Reduction::Mean {
-            for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
-            }
-        } else {
-            for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                *o = T::narrow(a.canonical());
+            fold_all(acc, src, at, rows, |a, x: T| C::combine(a, x.widen()));
+            // The output row is asked for after the fold: a fresh row's first touch then
+            // meets its final values in the store buffer.
+            let out = b.out.row(b.first + i * w, w);
+            let count = u64::from(include_self) + rows.len() as u64;
+            if count == 0 {
+                out.fill(empty_value::<T>(red));
+            } else if red == Reduction::Mean {
+                for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                    *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
+                }
+            } else {
+                for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                    *o = T::narrow(a.canonical());
+                }
             }
         }
     }

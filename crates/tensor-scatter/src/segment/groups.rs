@@ -129,18 +129,27 @@ impl Groups {
     #[inline]
     pub(crate) fn positions(&self, s: usize) -> Positions<'_> {
         let (lo, hi) = (self.starts[s], self.starts[s + 1]);
-        if self.sorted {
-            return Positions::Range(lo..hi);
+        match self.order() {
+            None => Positions::Range(lo..hi),
+            Some(all) => Positions::Order {
+                all,
+                at: lo,
+                end: hi,
+            },
         }
-        let all = match &self.order {
+    }
+
+    /// The positions in destination order, or `None` when they are already grouped
+    /// (sorted and CSR input: segment `s` is `starts[s]..starts[s + 1]` itself).
+    #[inline]
+    pub(crate) fn order(&self) -> Option<Order<'_>> {
+        if self.sorted {
+            return None;
+        }
+        Some(match &self.order {
             OrderBuf::Narrow(o, _) => Order::Narrow(o),
             OrderBuf::Wide(o, _) => Order::Wide(o),
-        };
-        Positions::Order {
-            all,
-            at: lo,
-            end: hi,
-        }
+        })
     }
 
     /// How many positions segments `lo..hi` hold.
