@@ -561,8 +561,9 @@ crate::kernels::simd::multiversion! {
     /// leave NaN as the hardware makes it (NaN absorbs every later step); the result is made
     /// canonical once. Compiled per instruction set for the float types, the start and the
     /// rounding with the fold (as baseline code around it they cost segment_coo about a
-    /// tenth at 20 rows per segment), and entered once per batch (once per segment, the
-    /// calls cost the unsorted sum of 20 rows of 64 f32 per segment about a third).
+    /// tenth at 20 rows per segment), and entered once per batch (a call per segment cost
+    /// the unsorted sum of 20 rows of 64 f32 per segment about a seventh,
+    /// record/2026-11-27-batches-and-prefetch.md).
     fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
         for (i, s) in b.segs.clone().enumerate() {
             let rows = segs.rows(s);
@@ -577,8 +578,8 @@ crate::kernels::simd::multiversion! {
                 acc.fill(<T::Wide as Element>::identity(red));
             }
             fold_all(acc, src, at, rows, |a, x: T| C::combine(a, x.widen()));
-            // The output row is asked for after the fold: a fresh row's first touch then
-            // meets its final values in the store buffer.
+            // The output row is asked for after the fold, so a fresh row's fill and its
+            // values are written back to back.
             let out = b.out.row(b.first + i * w, w);
             let count = u64::from(include_self) + rows.len() as u64;
             if count == 0 {
