@@ -293,8 +293,9 @@ pub(crate) fn lane_base<T>(p: &Problem<'_, T>, lane: usize) -> usize {
 
 /// Asks for the lines of the row of `w` elements at `row` (its first KiB): rows of 256 bytes
 /// or more by whole groups of four lines with no branch between them, then the rest; shorter
-/// rows line by line. (The per-line loop cost the unsorted sum of 256-byte rows about a
-/// tenth; the group form cost 32-byte rows as much: record/2026-11-27-batches-and-prefetch.md.)
+/// rows line by line. (With one call per batch, the per-line loop took the unsorted sum of
+/// 256-byte rows 30 ms where groups took 24-25; prefetching 32-byte rows any other way made
+/// their sum 13-14% slower: record/2026-11-27-batches-and-prefetch.md.)
 /// `row` may lie past the end of `src` (the sequential fold looks ahead into the next
 /// segments): a prefetch never faults.
 #[inline(always)]
@@ -565,9 +566,9 @@ crate::kernels::simd::multiversion! {
     /// the unsorted sum of 20 rows of 64 f32 per segment about a seventh,
     /// record/2026-11-27-batches-and-prefetch.md).
     fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
+        let w = b.w;
         for (i, s) in b.segs.clone().enumerate() {
             let rows = segs.rows(s);
-            let w = b.w;
             let acc = &mut b.acc[..w];
             if include_self {
                 let out = b.out.row(b.first + i * w, w);
