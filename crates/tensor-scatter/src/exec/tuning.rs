@@ -90,6 +90,9 @@ pub(crate) const TUPLE_LOOKAHEAD: usize = 8;
 /// Rows the segment fold prefetches ahead when it reads `src` in index order (unsorted).
 pub(crate) const SEGMENT_PREFETCH_ROWS: usize = 16;
 
+/// Positions ahead whose slot the counting sort asks for before it writes there.
+pub(crate) const SORT_PREFETCH: usize = 16;
+
 /// The longest lane whose counting sort orders its positions as `u32` (half the bytes of a
 /// `usize` order); longer lanes use `usize`.
 pub(crate) const NARROW_ORDER_MAX: usize = if SMALL_THRESHOLDS {

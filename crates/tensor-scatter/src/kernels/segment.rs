@@ -2,7 +2,8 @@
 //! across threads (each chunk of positions counts, then writes its own slots).
 
 use crate::exec::Ctx;
-use crate::kernels::DestPtr;
+use crate::exec::tuning::SORT_PREFETCH;
+use crate::kernels::{DestPtr, prefetch};
 use crate::shape::part;
 
 /// Positions below this many sort on the calling thread.
@@ -106,7 +107,13 @@ pub(crate) fn counting_sort<P: Pos>(
     ctx.run(chunks, |c| {
         let mut next = rows[c].lock().unwrap_or_else(|p| p.into_inner());
         let (lo, hi) = cut(c);
-        for (p, &v) in idx[lo..hi].iter().enumerate() {
+        let part = &idx[lo..hi];
+        for (p, &v) in part.iter().enumerate() {
+            // The slot of the position `SORT_PREFETCH` ahead is asked for now: the writes
+            // land at random in `order`, and without the hint each waits for its line.
+            if let Some(&a) = part.get(p + SORT_PREFETCH) {
+                prefetch(dest.addr_at(next[a as usize].get()), 1);
+            }
             let slot = &mut next[v as usize];
             // SAFETY: the slots of (v, c) are `[first, first + count)` from step 2, disjoint
             // from every other (value, chunk)'s and inside `0..e` (the counts sum to e); this
@@ -119,4 +126,64 @@ pub(crate) fn counting_sort<P: Pos>(
     // `0..e`: the (value, chunk) slot ranges partition it and each received as many
     // positions as it counted.
     unsafe { order.set_len(e) };
+}
+
+/// One lane's rows in `src`: the row of position `pos < e` is the `w` elements from
+/// `base + pos * k`. [`Lane::new`] checks once that the last of them lies inside `src`, so
+/// the segment fold reads rows of positions it knows are below `e` with no check per row
+/// (checks per row cost the unsorted sum of 256-byte rows 5-7% and the max 6-11%:
+/// record/2026-11-27-unchecked-rows.md).
+pub(crate) struct Lane<'a, T> {
+    src: &'a [T],
+    base: usize,
+    k: usize,
+    /// Elements per row.
+    pub(crate) w: usize,
+}
+
+impl<T> Clone for Lane<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Lane<'_, T> {}
+
+impl<'a, T> Lane<'a, T> {
+    /// The rows of positions `0..e`; panics unless every one of them lies inside `src`.
+    pub(crate) fn new(src: &'a [T], base: usize, k: usize, w: usize, e: usize) -> Self {
+        let end = e
+            .checked_sub(1)
+            .map(|last| last.checked_mul(k).and_then(|at| at.checked_add(base)))
+            .map(|at| at.and_then(|at| at.checked_add(w)));
+        assert!(
+            end.is_none_or(|end| end.is_some_and(|end| end <= src.len())),
+            "lane of {e} rows of {w} from {base} (stride {k}) outside {}",
+            src.len()
+        );
+        Lane { src, base, k, w }
+    }
+
+    /// The address of position `pos`'s row, for prefetch hints only (never dereferenced).
+    #[inline(always)]
+    pub(crate) fn addr(self, pos: usize) -> *const T {
+        self.src
+            .as_ptr()
+            .wrapping_add(self.base.wrapping_add(pos.wrapping_mul(self.k)))
+    }
+
+    /// The row of position `pos`.
+    ///
+    /// # Safety
+    /// `pos < e`, the `e` the lane was made with.
+    #[inline(always)]
+    pub(crate) unsafe fn row(self, pos: usize) -> &'a [T] {
+        let at = self.base + pos * self.k;
+        if cfg!(feature = "checked-kernels") {
+            &self.src[at..at + self.w]
+        } else {
+            // SAFETY: `pos <= e - 1`, so `at + w <= base + (e - 1) * k + w`, which `new`
+            // checked is at most `src.len()` (and computed without overflow).
+            unsafe { self.src.get_unchecked(at..at + self.w) }
+        }
+    }
 }

@@ -4,6 +4,7 @@
 use super::fold::{Batch, RowList, Segments, pass_distance, row_at};
 use crate::dtype::{DType, Element, Reduction};
 use crate::exec::tuning::ARG_CHUNK_ROWS;
+use crate::kernels::segment::Lane;
 use crate::reduce::Combiner;
 
 crate::kernels::simd::multiversion! {
@@ -13,11 +14,15 @@ crate::kernels::simd::multiversion! {
     /// the position moves only when the fold's bits change, by a select (which cells change
     /// is data-dependent). An empty segment gives 0 and position `e`. Compiled per
     /// instruction set for f32 and f64, the start with the fold, and entered once per batch.
-    pub(super) fn extreme<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, e: usize, red: Reduction) -> () {
+    pub(super) fn extreme<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
         let mut b = b;
+        // Made here, not passed in: with a `Lane` argument the blocks' accumulators stayed in
+        // memory and the max of 256-byte rows took 1.3x as long
+        // (record/2026-11-27-unchecked-rows.md).
+        let lane = Lane::new(src, at.0, at.1, b.w, e);
         for (i, s) in b.segs.clone().enumerate() {
             let (out, arg) = b.rows(i);
-            extreme_cell::<T, C, S::Rows>(src, at, segs.rows(s), out, arg, include_self, e, red);
+            extreme_cell::<T, C, S::Rows>(lane, segs.rows(s), out, arg, include_self, e, red);
         }
     }
 }
@@ -26,8 +31,7 @@ crate::kernels::simd::multiversion! {
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
-    src: &[T],
-    at: (usize, usize),
+    lane: Lane<'_, T>,
     rows: R,
     out: &mut [T],
     mut arg: Option<&mut [i64]>,
@@ -54,23 +58,23 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
     match arg {
         None => {
             let c = if std::mem::size_of::<T>() <= 4 {
-                extreme_blocks::<T, C, R, 64>(out, src, at, rows, 0)
+                extreme_blocks::<T, C, R, 64>(out, lane, rows, 0)
             } else {
                 0
             };
-            let c = extreme_blocks::<T, C, R, 32>(out, src, at, rows, c);
-            let c = extreme_blocks::<T, C, R, 8>(out, src, at, rows, c);
-            extreme_blocks::<T, C, R, 1>(out, src, at, rows, c);
+            let c = extreme_blocks::<T, C, R, 32>(out, lane, rows, c);
+            let c = extreme_blocks::<T, C, R, 8>(out, lane, rows, c);
+            extreme_blocks::<T, C, R, 1>(out, lane, rows, c);
         }
         Some(a) => {
             let c = if std::mem::size_of::<T>() <= 4 {
-                arg_blocks::<T, C, R, ARG_BLOCK>(out, a, src, at, rows, 0)
+                arg_blocks::<T, C, R, ARG_BLOCK>(out, a, lane, rows, 0)
             } else {
                 0
             };
-            let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, src, at, rows, c);
-            let c = arg_blocks::<T, C, R, 8>(out, a, src, at, rows, c);
-            arg_blocks::<T, C, R, 1>(out, a, src, at, rows, c);
+            let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, lane, rows, c);
+            let c = arg_blocks::<T, C, R, 8>(out, a, lane, rows, c);
+            arg_blocks::<T, C, R, 1>(out, a, lane, rows, c);
         }
     }
 }
@@ -82,18 +86,18 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
 #[inline(always)]
 fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     cells: &mut [T],
-    src: &[T],
-    at: (usize, usize),
+    lane: Lane<'_, T>,
     rows: R,
     mut c: usize,
 ) -> usize {
-    let w = cells.len();
+    let w = lane.w;
+    assert_eq!(cells.len(), w);
     while c + B <= w {
         let ahead = pass_distance(rows, c, std::mem::size_of_val(cells));
         let start: [T; B] = cells[c..c + B].try_into().expect("B cells");
         let (mut a, mut probe) = (start, [T::default(); B]);
         for i in 0..rows.len() {
-            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+            let row = &row_at(lane, rows, i, ahead)[c..c + B];
             for j in 0..B {
                 a[j] = C::combine_ordered(a[j], row[j]);
                 probe[j] = probe[j].add_nan_probe(row[j]);
@@ -103,7 +107,7 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
         if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
             a = start;
             for i in 0..rows.len() {
-                let row = &row_at(src, at, w, rows, i, 0)[c..c + B];
+                let row = &row_at(lane, rows, i, 0)[c..c + B];
                 for j in 0..B {
                     a[j] = C::combine(a[j], row[j]);
                 }
@@ -128,23 +132,23 @@ const ARG_BLOCK: usize = 64;
 fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     out: &mut [T],
     arg: &mut [i64],
-    src: &[T],
-    at: (usize, usize),
+    lane: Lane<'_, T>,
     rows: R,
     mut c: usize,
 ) -> usize {
-    let w = out.len();
+    let w = lane.w;
+    assert_eq!(out.len(), w);
     while c + B <= w {
         let ahead = pass_distance(rows, c, std::mem::size_of_val(out));
         let start: [T; B] = out[c..c + B].try_into().expect("B cells");
         let start_arg: [i64; B] = arg[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];
         let (mut v, probe) =
-            arg_pass::<T, R, B>(start, a, src, at, rows, (c, w, ahead), C::combine_ordered);
+            arg_pass::<T, R, B>(start, a, lane, rows, (c, ahead), C::combine_ordered);
         // A NaN among the values: again from the start with the full rule (rows in cache).
         if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
             a.copy_from_slice(&start_arg);
-            v = arg_pass::<T, R, B>(start, a, src, at, rows, (c, w, 0), C::combine).0;
+            v = arg_pass::<T, R, B>(start, a, lane, rows, (c, 0), C::combine).0;
         }
         out[c..c + B].copy_from_slice(&v);
         c += B;
@@ -160,10 +164,9 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 fn arg_pass<T: Element, R: RowList, const B: usize>(
     mut v: [T; B],
     arg: &mut [i64],
-    src: &[T],
-    at: (usize, usize),
+    lane: Lane<'_, T>,
     rows: R,
-    (c, w, ahead): (usize, usize, usize),
+    (c, ahead): (usize, usize),
     f: impl Fn(T, T) -> T,
 ) -> ([T; B], [T; B]) {
     const KEEP: u32 = u32::MAX;
@@ -174,7 +177,7 @@ fn arg_pass<T: Element, R: RowList, const B: usize>(
         let hi = lo + (rows.len() - lo).min(ARG_CHUNK_ROWS);
         let mut g = [KEEP; B];
         for i in lo..hi {
-            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+            let row = &row_at(lane, rows, i, ahead)[c..c + B];
             let r = (i - lo) as u32;
             for j in 0..B {
                 let n = f(v[j], row[j]);

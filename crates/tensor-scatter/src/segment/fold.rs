@@ -2,8 +2,10 @@
 //! order, computed by one task, so the result is the same for any thread count.
 //!
 //! Tasks own disjoint ranges of output rows (`split_at_mut` pieces of the lane-major output),
-//! so the fold needs no `unsafe`: sorted and CSR input read `src` in order, unsorted input
-//! goes through a stable counting sort by destination first (`kernels::segment`). Sums, products and means of
+//! so the writes need no `unsafe`; the rows of `src` are read through a `kernels::segment::Lane`,
+//! whose extent is checked once, without a check per row. Sorted and CSR input read `src` in
+//! order, unsorted input goes through a stable counting sort by destination first
+//! (`kernels::segment`). Sums, products and means of
 //! f16/bf16 accumulate in f32 and round once; min and max fold in the type itself (exact) and
 //! can report, per cell, the position of the element that produced the result (their loops
 //! are in `segment::extreme`).
@@ -19,7 +21,7 @@ use crate::error::Result;
 use crate::exec::Ctx;
 use crate::exec::isa::Level;
 use crate::exec::tuning::{RUN_PREFETCH_BYTES, SEGMENT_PREFETCH_ROWS};
-use crate::kernels::segment::Pos;
+use crate::kernels::segment::{Lane, Pos};
 use crate::kernels::{Rows, prefetch, prefetch4};
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 use crate::shape::part;
@@ -336,8 +338,13 @@ pub(crate) fn rows<'s, T: Element>(
     })
 }
 
-/// The rows of one segment as the row loops take them: `len` rows at `src[base + at(i) * k..]`.
-pub(crate) trait RowList: Copy {
+/// The rows of one segment as the row loops take them: the rows of positions `at(i)`,
+/// `i < len`, of a [`Lane`].
+///
+/// # Safety
+/// For every `i < len()`, `at(i)` is below the lane's `e` (the row loops read those rows
+/// unchecked).
+pub(crate) unsafe trait RowList: Copy {
     fn len(self) -> usize;
     /// The position of row `i < len`.
     fn at(self, i: usize) -> usize;
@@ -356,7 +363,8 @@ pub(crate) struct Run {
     len: usize,
 }
 
-impl RowList for Run {
+// SAFETY: `Runs::rows` makes a run only of positions below its lane's `e`.
+unsafe impl RowList for Run {
     #[inline(always)]
     fn len(self) -> usize {
         self.len
@@ -390,7 +398,9 @@ pub(crate) struct Listed<'a, P> {
     len: usize,
 }
 
-impl<P: Pos> RowList for Listed<'_, P> {
+// SAFETY: `Lists::rows` makes a list from a lane's counting sort, whose order holds a
+// permutation of the positions `0..e`.
+unsafe impl<P: Pos> RowList for Listed<'_, P> {
     #[inline(always)]
     fn len(self) -> usize {
         self.len
@@ -416,24 +426,23 @@ pub(super) fn pass_distance<R: RowList>(rows: R, c: usize, row_bytes: usize) -> 
     if c == 0 { rows.distance(row_bytes) } else { 0 }
 }
 
-/// Row `i` of `rows` (`w` elements); the lines of the row `ahead` places further are asked
-/// for (0: none).
+/// Row `i` of `rows` in `lane`; the lines of the row `ahead` places further are asked for
+/// (0: none).
 #[inline(always)]
-pub(super) fn row_at<T, R: RowList>(
-    src: &[T],
-    (base, k): (usize, usize),
-    w: usize,
+pub(super) fn row_at<'a, T, R: RowList>(
+    lane: Lane<'a, T>,
     rows: R,
     i: usize,
     ahead: usize,
-) -> &[T] {
+) -> &'a [T] {
     if ahead > 0
         && let Some(a) = rows.ahead(i + ahead)
     {
-        prefetch_row(src.as_ptr().wrapping_add(base + a * k), w);
+        prefetch_row(lane.addr(a), lane.w);
     }
-    let at = base + rows.at(i) * k;
-    &src[at..at + w]
+    assert!(i < rows.len());
+    // SAFETY: `i < len`, so `at(i)` is a position of the lane below its `e` (`RowList`).
+    unsafe { lane.row(rows.at(i)) }
 }
 
 /// Folds the rows of a segment into `cells` (`cells[j] = f(cells[j], row[j])` in row
@@ -443,18 +452,18 @@ pub(super) fn row_at<T, R: RowList>(
 #[inline(always)]
 fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
     cells: &mut [U],
-    src: &[T],
-    at: (usize, usize),
+    lane: Lane<'_, T>,
     rows: R,
     mut c: usize,
     f: impl Fn(U, T) -> U,
 ) -> usize {
-    let w = cells.len();
+    let w = lane.w;
+    assert_eq!(cells.len(), w);
     while c + B <= w {
         let ahead = pass_distance(rows, c, w * std::mem::size_of::<T>());
         let mut a: [U; B] = cells[c..c + B].try_into().expect("B cells");
         for i in 0..rows.len() {
-            let row = &row_at(src, at, w, rows, i, ahead)[c..c + B];
+            let row = &row_at(lane, rows, i, ahead)[c..c + B];
             for j in 0..B {
                 a[j] = f(a[j], row[j]);
             }
@@ -469,19 +478,18 @@ fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
 #[inline(always)]
 fn fold_all<T: Copy, U: Copy, R: RowList>(
     cells: &mut [U],
-    src: &[T],
-    at: (usize, usize),
+    lane: Lane<'_, T>,
     rows: R,
     f: impl Fn(U, T) -> U + Copy,
 ) {
     let c = if std::mem::size_of::<U>() <= 4 {
-        fold_blocks::<T, U, R, 64>(cells, src, at, rows, 0, f)
+        fold_blocks::<T, U, R, 64>(cells, lane, rows, 0, f)
     } else {
         0
     };
-    let c = fold_blocks::<T, U, R, 32>(cells, src, at, rows, c, f);
-    let c = fold_blocks::<T, U, R, 8>(cells, src, at, rows, c, f);
-    fold_blocks::<T, U, R, 1>(cells, src, at, rows, c, f);
+    let c = fold_blocks::<T, U, R, 32>(cells, lane, rows, c, f);
+    let c = fold_blocks::<T, U, R, 8>(cells, lane, rows, c, f);
+    fold_blocks::<T, U, R, 1>(cells, lane, rows, c, f);
 }
 
 /// The row lists of a lane's segments, by segment.
@@ -494,17 +502,19 @@ pub(crate) trait Segments: Copy {
 #[derive(Clone, Copy)]
 pub(crate) struct Runs<'a> {
     starts: &'a [usize],
+    /// The lane's positions.
+    e: usize,
 }
 
 impl Segments for Runs<'_> {
     type Rows = Run;
     #[inline(always)]
     fn rows(self, s: usize) -> Run {
-        let lo = self.starts[s];
-        Run {
-            lo,
-            len: self.starts[s + 1] - lo,
-        }
+        let (lo, hi) = (self.starts[s], self.starts[s + 1]);
+        // Checked offsets (or a sorted index's boundaries) are within `0..=e` and do not
+        // decrease; this keeps the unchecked row reads sound whatever `starts` holds.
+        assert!(lo <= hi && hi <= self.e);
+        Run { lo, len: hi - lo }
     }
 }
 
@@ -519,10 +529,11 @@ impl<'a, P: Pos> Segments for Lists<'a, P> {
     type Rows = Listed<'a, P>;
     #[inline(always)]
     fn rows(self, s: usize) -> Listed<'a, P> {
-        let lo = self.starts[s];
+        let (lo, hi) = (self.starts[s], self.starts[s + 1]);
+        assert!(lo <= hi && hi <= self.order.len());
         Listed {
             all: &self.order[lo..],
-            len: self.starts[s + 1] - lo,
+            len: hi - lo,
         }
     }
 }
@@ -532,7 +543,15 @@ impl<'a, P: Pos> Segments for Lists<'a, P> {
 fn fold_batch<T: Element>(p: &Problem<'_, T>, lv: Level, b: Batch<'_, '_, T, T::Wide>) {
     let starts = &b.groups.starts[..];
     match b.groups.order() {
-        None => fold_with(p, lv, Runs { starts }, b),
+        None => fold_with(
+            p,
+            lv,
+            Runs {
+                starts,
+                e: p.dims.e,
+            },
+            b,
+        ),
         Some(Order::Narrow(order)) => fold_with(p, lv, Lists { starts, order }, b),
         Some(Order::Wide(order)) => fold_with(p, lv, Lists { starts, order }, b),
     }
@@ -547,11 +566,13 @@ fn fold_with<T: Element, S: Segments>(
 ) {
     let (src, at, e, keep) = (p.src, (b.base, p.dims.k), p.dims.e, p.include_self);
     match p.reduce {
-        Reduction::Mul => sum_like::<T, FoldMulC, S>(lv, src, at, segs, b, keep, Reduction::Mul),
-        Reduction::Mean => sum_like::<T, FoldAddC, S>(lv, src, at, segs, b, keep, Reduction::Mean),
-        Reduction::Min => extreme::<T, MinC, S>(lv, src, at, segs, b, keep, e, Reduction::Min),
-        Reduction::Max => extreme::<T, MaxC, S>(lv, src, at, segs, b, keep, e, Reduction::Max),
-        _ => sum_like::<T, FoldAddC, S>(lv, src, at, segs, b, keep, Reduction::Add),
+        Reduction::Mul => sum_like::<T, FoldMulC, S>(lv, src, at, e, segs, b, keep, Reduction::Mul),
+        Reduction::Mean => {
+            sum_like::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, Reduction::Mean)
+        }
+        Reduction::Min => extreme::<T, MinC, S>(lv, src, at, e, segs, b, keep, Reduction::Min),
+        Reduction::Max => extreme::<T, MaxC, S>(lv, src, at, e, segs, b, keep, Reduction::Max),
+        _ => sum_like::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, Reduction::Add),
     }
 }
 
@@ -565,8 +586,10 @@ crate::kernels::simd::multiversion! {
     /// tenth at 20 rows per segment), and entered once per batch (a call per segment cost
     /// the unsorted sum of 20 rows of 64 f32 per segment about a seventh,
     /// record/2026-11-27-batches-and-prefetch.md).
-    fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
+    fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
         let w = b.w;
+        // Made here, not passed in, as in `extreme`.
+        let lane = Lane::new(src, at.0, at.1, w, e);
         for (i, s) in b.segs.clone().enumerate() {
             let rows = segs.rows(s);
             let acc = &mut b.acc[..w];
@@ -578,7 +601,7 @@ crate::kernels::simd::multiversion! {
             } else {
                 acc.fill(<T::Wide as Element>::identity(red));
             }
-            fold_all(acc, src, at, rows, |a, x: T| C::combine(a, x.widen()));
+            fold_all(acc, lane, rows, |a, x: T| C::combine(a, x.widen()));
             // The output row is asked for after the fold, so a fresh row's fill and its
             // values are written back to back.
             let out = b.out.row(b.first + i * w, w);
