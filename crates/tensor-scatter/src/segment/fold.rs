@@ -565,7 +565,11 @@ fn fold_with<T: Element, S: Segments>(
     b: Batch<'_, '_, T, T::Wide>,
 ) {
     let (src, at, e, keep) = (p.src, (b.base, p.dims.k), p.dims.e, p.include_self);
-    match p.reduce {
+    let red = p.reduce;
+    if matches!(red, Reduction::Add | Reduction::Mean) && rows_of_256::<T>(b.w) {
+        return sum_256::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, red);
+    }
+    match red {
         Reduction::Mul => sum_like::<T, FoldMulC, S>(lv, src, at, e, segs, b, keep, Reduction::Mul),
         Reduction::Mean => {
             sum_like::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, Reduction::Mean)
@@ -588,34 +592,73 @@ crate::kernels::simd::multiversion! {
     /// record/2026-11-27-batches-and-prefetch.md).
     fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
         let w = b.w;
-        // Made here, not passed in, as in `extreme`.
-        let lane = Lane::new(src, at.0, at.1, w, e);
-        for (i, s) in b.segs.clone().enumerate() {
-            let rows = segs.rows(s);
-            let acc = &mut b.acc[..w];
-            if include_self {
-                let out = b.out.row(b.first + i * w, w);
-                for (a, &o) in acc.iter_mut().zip(out.iter()) {
-                    *a = o.widen();
-                }
-            } else {
-                acc.fill(<T::Wide as Element>::identity(red));
-            }
-            fold_all(acc, lane, rows, |a, x: T| C::combine(a, x.widen()));
-            // The output row is asked for after the fold, so a fresh row's fill and its
-            // values are written back to back.
+        sum_batch::<T, C, S>(src, at, e, segs, b, include_self, red, w)
+    }
+}
+
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
+    /// [`sum_like`] for rows whose accumulators take 256 bytes (64 `f32`, 32 `f64`: four
+    /// AVX-512 registers), with the width known at compile time: the prefetch, the blocks
+    /// and the row's start and rounding lose their run-time width, which took the fold of
+    /// the unsorted sum of 64 `f32` from 20.8 ms to 17.1-17.4 (the bounds probe's ideal fold
+    /// writing a fresh output: 17.1-17.6). A compile-time width of 32 `f32` measured
+    /// 1.09-1.11x slower, so only this one is compiled
+    /// (record/2026-11-27-unchecked-rows.md).
+    fn sum_256<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
+        sum_batch::<T, C, S>(src, at, e, segs, b, include_self, red, 256 / std::mem::size_of::<T::Wide>())
+    }
+}
+
+/// Whether rows of `w` elements of `T` take [`sum_256`] (the float types: the integer
+/// types' folds are not compiled per instruction set).
+fn rows_of_256<T: Element>(w: usize) -> bool {
+    let float = const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) };
+    float && w * std::mem::size_of::<T::Wide>() == 256
+}
+
+/// The loop of [`sum_like`] and [`sum_256`] over a batch's segments: rows of `w` elements
+/// (`b.w`, asserted).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sum_batch<T: Element, C: Combiner<T::Wide>, S: Segments>(
+    src: &[T],
+    at: (usize, usize),
+    e: usize,
+    segs: S,
+    b: Batch<'_, '_, T, T::Wide>,
+    include_self: bool,
+    red: Reduction,
+    w: usize,
+) {
+    assert_eq!(w, b.w);
+    // Made here, not passed in, as in `extreme`.
+    let lane = Lane::new(src, at.0, at.1, w, e);
+    for (i, s) in b.segs.clone().enumerate() {
+        let rows = segs.rows(s);
+        let acc = &mut b.acc[..w];
+        if include_self {
             let out = b.out.row(b.first + i * w, w);
-            let count = u64::from(include_self) + rows.len() as u64;
-            if count == 0 {
-                out.fill(empty_value::<T>(red));
-            } else if red == Reduction::Mean {
-                for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                    *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
-                }
-            } else {
-                for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                    *o = T::narrow(a.canonical());
-                }
+            for (a, &o) in acc.iter_mut().zip(out.iter()) {
+                *a = o.widen();
+            }
+        } else {
+            acc.fill(<T::Wide as Element>::identity(red));
+        }
+        fold_all(acc, lane, rows, |a, x: T| C::combine(a, x.widen()));
+        // The output row is asked for after the fold, so a fresh row's fill and its
+        // values are written back to back.
+        let out = b.out.row(b.first + i * w, w);
+        let count = u64::from(include_self) + rows.len() as u64;
+        if count == 0 {
+            out.fill(empty_value::<T>(red));
+        } else if red == Reduction::Mean {
+            for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
+            }
+        } else {
+            for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                *o = T::narrow(a.canonical());
             }
         }
     }

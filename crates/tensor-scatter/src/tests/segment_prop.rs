@@ -407,11 +407,42 @@ fn segment_long_lanes_of_single_elements_match_oracle() {
 #[test]
 fn segment_wide_rows_match_oracle() {
     for seed in 0..240u64 {
+        check_wide_rows(seed, None);
+    }
+}
+
+/// The sum and mean of rows whose accumulators take 256 bytes, which have a loop of their
+/// own (`segment::fold::sum_256`): every float dtype at its width, every form, with and
+/// without `out`, with the float specials.
+#[test]
+fn segment_rows_of_256_bytes_match_oracle() {
+    for seed in 0..96u64 {
+        let dtype = [DType::F32, DType::F16, DType::BF16, DType::F64][seed as usize / 3 % 4];
+        check_wide_rows(seed, Some(dtype));
+    }
+}
+
+/// One case of [`segment_wide_rows_match_oracle`] from `seed`; with `dtype`, that dtype's
+/// rows of 256 bytes of accumulators, summed or averaged.
+fn check_wide_rows(seed: u64, dtype: Option<DType>) {
+    {
         let form = [Form::Scatter, Form::Coo, Form::Csr][seed as usize % 3];
         let mut case = generate(seed, form);
         let mut rng = Rng::new(seed ^ 0x31de);
-        let w = rng.pick(&[7, 8, 9, 31, 33, 64, 65, 97, 130]);
+        let mut w = rng.pick(&[7, 8, 9, 31, 32, 33, 64, 65, 97, 130]);
         let (e, n) = (1 + rng.below(40) as usize, 1 + rng.below(6) as usize);
+        let mut reductions = vec![
+            Reduction::Min,
+            Reduction::Max,
+            Reduction::Max,
+            Reduction::Add,
+            Reduction::Mean,
+        ];
+        if let Some(d) = dtype {
+            (case.dtype, case.index_dtype) = (d, rng.pick(&[DType::I64, DType::I32]));
+            w = if d == DType::F64 { 32 } else { 64 };
+            reductions = vec![Reduction::Add, Reduction::Mean];
+        }
         case.src_shape = vec![e, w];
         let opts = SegmentOptions::new().dim(0);
         case.opts = if form == Form::Csr {
@@ -419,13 +450,7 @@ fn segment_wide_rows_match_oracle() {
         } else {
             opts.dim_size(n)
         }
-        .reduce(rng.pick(&[
-            Reduction::Min,
-            Reduction::Max,
-            Reduction::Max,
-            Reduction::Add,
-            Reduction::Mean,
-        ]));
+        .reduce(rng.pick(&reductions));
         case.want_arg =
             matches!(case.opts.reduce, Reduction::Min | Reduction::Max) && rng.chance(80);
         let specials = case.dtype.is_float() && rng.chance(40);
