@@ -131,8 +131,8 @@ pub(crate) fn counting_sort<P: Pos>(
 /// One lane's rows in `src`: the row of position `pos < e` is the `w` elements from
 /// `base + pos * k`. [`Lane::new`] checks once that the last of them lies inside `src`, so
 /// the segment fold reads rows of positions it knows are below `e` with no check per row
-/// (checks per row cost the unsorted sum of 256-byte rows 5-7% and the max 6-11%:
-/// record/2026-11-27-unchecked-rows.md).
+/// (checks per row cost the unsorted sum of 256-byte rows 3-8%, the max 7-12% and
+/// segment_coo/csr 13-22%: record/2026-11-27-unchecked-rows.md).
 pub(crate) struct Lane<'a, T> {
     src: &'a [T],
     base: usize,
