@@ -120,7 +120,7 @@ impl DType {
     /// ```
     /// assert!(tensor_scatter::DType::BF16.is_float());
     /// ```
-    pub fn is_float(self) -> bool {
+    pub const fn is_float(self) -> bool {
         matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16)
     }
 }

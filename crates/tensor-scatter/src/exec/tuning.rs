@@ -92,7 +92,7 @@ pub(crate) const SEGMENT_PREFETCH_ROWS: usize = 16;
 
 /// Positions ahead whose slot the counting sort asks for before it writes there: its writes
 /// land at random in an order of megabytes, and each waits on memory. 16 ahead made the
-/// unsorted sum of 64 f32 1-2% faster, 160 another 6% (64: 4%, 256: 5-7%, 400: 2-6%; no
+/// unsorted sum of 64 f32 1-2% faster, 160 another 6% (64: 3-5%, 256: 5-7%, 400: 2-6%; no
 /// change at 10^3 or 10^6 destinations): record/2026-11-27-unchecked-rows.md.
 pub(crate) const SORT_PREFETCH: usize = 160;
 

@@ -151,12 +151,15 @@ impl<T> Copy for Lane<'_, T> {}
 impl<'a, T> Lane<'a, T> {
     /// The rows of positions `0..e`; panics unless every one of them lies inside `src`.
     pub(crate) fn new(src: &'a [T], base: usize, k: usize, w: usize, e: usize) -> Self {
-        let end = e
-            .checked_sub(1)
-            .map(|last| last.checked_mul(k).and_then(|at| at.checked_add(base)))
-            .map(|at| at.and_then(|at| at.checked_add(w)));
+        // The end of the last row, computed without overflow (no rows: nothing to check).
+        let fits = e.checked_sub(1).is_none_or(|last| {
+            last.checked_mul(k)
+                .and_then(|at| at.checked_add(base))
+                .and_then(|at| at.checked_add(w))
+                .is_some_and(|end| end <= src.len())
+        });
         assert!(
-            end.is_none_or(|end| end.is_some_and(|end| end <= src.len())),
+            fits,
             "lane of {e} rows of {w} from {base} (stride {k}) outside {}",
             src.len()
         );
@@ -184,6 +187,31 @@ impl<'a, T> Lane<'a, T> {
             // SAFETY: `pos <= e - 1`, so `at + w <= base + (e - 1) * k + w`, which `new`
             // checked is at most `src.len()` (and computed without overflow).
             unsafe { self.src.get_unchecked(at..at + self.w) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lane;
+
+    #[test]
+    fn a_lane_must_lie_inside_src() {
+        let src = [0u8; 10];
+        // Rows of 2 at 1, 4, 7: the last ends at 9.
+        let lane = Lane::new(&src, 1, 3, 2, 3);
+        // SAFETY: position 2 < e = 3.
+        assert_eq!(unsafe { lane.row(2) }.len(), 2);
+        let _ = Lane::new(&src, 0, 3, 1, 4); // the last row is src[9]
+        let _ = Lane::new(&src, 99, usize::MAX, 5, 0); // no rows, nothing to check
+        for (base, k, w, e) in [
+            (2, 3, 3, 3),
+            (0, 3, 1, 5),
+            (0, usize::MAX, 1, 3),
+            (usize::MAX, 1, 1, 1),
+        ] {
+            let outside = std::panic::catch_unwind(|| Lane::new(&src, base, k, w, e));
+            assert!(outside.is_err(), "{base} {k} {w} {e}");
         }
     }
 }

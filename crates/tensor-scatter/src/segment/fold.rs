@@ -15,7 +15,6 @@ use std::sync::Mutex;
 use super::extreme::extreme;
 use super::groups::{Groups, Order, Positions};
 use super::plan::{Dims, Lanes, Mode};
-use crate::dtype::DType;
 use crate::dtype::{Element, Reduction};
 use crate::error::Result;
 use crate::exec::Ctx;
@@ -581,7 +580,7 @@ fn fold_with<T: Element, S: Segments>(
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
+    if (const { T::DTYPE.is_float() })
     /// Sum, product or mean of each segment's rows, accumulated in `T::Wide` and rounded
     /// once. An empty segment (without `include_self`) gives 0 (1 for the product). The steps
     /// leave NaN as the hardware makes it (NaN absorbs every later step); the result is made
@@ -597,13 +596,13 @@ crate::kernels::simd::multiversion! {
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) })
+    if (const { T::DTYPE.is_float() })
     /// [`sum_like`] for rows whose accumulators take 256 bytes (64 `f32`, 32 `f64`: four
     /// AVX-512 registers), with the width known at compile time: the prefetch, the blocks
     /// and the row's start and rounding lose their run-time width, which took the fold of
-    /// the unsorted sum of 64 `f32` from 20.8 ms to 17.1-17.4 (the bounds probe's ideal fold
-    /// writing a fresh output: 17.1-17.6). A compile-time width of 32 `f32` measured
-    /// 1.09-1.11x slower, so only this one is compiled
+    /// the unsorted sum of 64 `f32` from 20.8 ms to 17.1-17.4, the bounds probe's ideal fold
+    /// writing a fresh output (17.1-17.6), and the whole sum to 0.81-0.88x. A compile-time
+    /// width of 32 `f32` measured 1.09-1.11x slower, so only this one is compiled
     /// (record/2026-11-27-unchecked-rows.md).
     fn sum_256<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
         sum_batch::<T, C, S>(src, at, e, segs, b, include_self, red, 256 / std::mem::size_of::<T::Wide>())
@@ -613,8 +612,7 @@ crate::kernels::simd::multiversion! {
 /// Whether rows of `w` elements of `T` take [`sum_256`] (the float types: the integer
 /// types' folds are not compiled per instruction set).
 fn rows_of_256<T: Element>(w: usize) -> bool {
-    let float = const { matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16 | DType::BF16) };
-    float && w * std::mem::size_of::<T::Wide>() == 256
+    (const { T::DTYPE.is_float() }) && w * std::mem::size_of::<T::Wide>() == 256
 }
 
 /// The loop of [`sum_like`] and [`sum_256`] over a batch's segments: rows of `w` elements

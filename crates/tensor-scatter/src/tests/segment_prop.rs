@@ -425,69 +425,66 @@ fn segment_rows_of_256_bytes_match_oracle() {
 /// One case of [`segment_wide_rows_match_oracle`] from `seed`; with `dtype`, that dtype's
 /// rows of 256 bytes of accumulators, summed or averaged.
 fn check_wide_rows(seed: u64, dtype: Option<DType>) {
-    {
-        let form = [Form::Scatter, Form::Coo, Form::Csr][seed as usize % 3];
-        let mut case = generate(seed, form);
-        let mut rng = Rng::new(seed ^ 0x31de);
-        let mut w = rng.pick(&[7, 8, 9, 31, 32, 33, 64, 65, 97, 130]);
-        let (e, n) = (1 + rng.below(40) as usize, 1 + rng.below(6) as usize);
-        let mut reductions = vec![
-            Reduction::Min,
-            Reduction::Max,
-            Reduction::Max,
-            Reduction::Add,
-            Reduction::Mean,
-        ];
-        if let Some(d) = dtype {
-            (case.dtype, case.index_dtype) = (d, rng.pick(&[DType::I64, DType::I32]));
-            w = if d == DType::F64 { 32 } else { 64 };
-            reductions = vec![Reduction::Add, Reduction::Mean];
-        }
-        case.src_shape = vec![e, w];
-        let opts = SegmentOptions::new().dim(0);
-        case.opts = if form == Form::Csr {
-            opts
-        } else {
-            opts.dim_size(n)
-        }
-        .reduce(rng.pick(&reductions));
-        case.want_arg =
-            matches!(case.opts.reduce, Reduction::Min | Reduction::Max) && rng.chance(80);
-        let specials = case.dtype.is_float() && rng.chance(40);
-        case.src = (0..e * w)
-            .map(|_| {
-                if specials && rng.chance(10) {
-                    rng.pick(&[NAN, NEG_INF, 1001, 1003, 0])
-                } else {
-                    rng.below(4) as i64 - 2
-                }
-            })
-            .collect();
-        let mut index: Vec<i128> = (0..e).map(|_| rng.below(n as u64) as i128).collect();
-        if form != Form::Scatter {
-            index.sort_unstable();
-        }
-        if form == Form::Csr {
-            // Offsets into the rows: n segments over a sorted sample of 0..=e.
-            index = (0..=n).map(|_| rng.below(e as u64 + 1) as i128).collect();
-            index.sort_unstable();
-        }
-        case.index_shape = vec![index.len()];
-        case.index = index;
-        // `out`'s values start the folds: specials there too (a NaN start must stick).
-        case.out = case.out.map(|_| {
-            let cells = (0..n * w).map(|_| {
-                if specials && rng.chance(10) {
-                    rng.pick(&[NAN, NEG_INF, 1001, 1003, 0])
-                } else {
-                    rng.below(5) as i64 - 2
-                }
-            });
-            (vec![n, w], cells.collect())
+    let form = [Form::Scatter, Form::Coo, Form::Csr][seed as usize % 3];
+    let mut case = generate(seed, form);
+    let mut rng = Rng::new(seed ^ 0x31de);
+    let mut w = rng.pick(&[7, 8, 9, 31, 32, 33, 64, 65, 97, 130]);
+    let (e, n) = (1 + rng.below(40) as usize, 1 + rng.below(6) as usize);
+    let mut reductions = vec![
+        Reduction::Min,
+        Reduction::Max,
+        Reduction::Max,
+        Reduction::Add,
+        Reduction::Mean,
+    ];
+    if let Some(d) = dtype {
+        (case.dtype, case.index_dtype) = (d, rng.pick(&[DType::I64, DType::I32]));
+        w = if d == DType::F64 { 32 } else { 64 };
+        reductions = vec![Reduction::Add, Reduction::Mean];
+    }
+    case.src_shape = vec![e, w];
+    let opts = SegmentOptions::new().dim(0);
+    case.opts = if form == Form::Csr {
+        opts
+    } else {
+        opts.dim_size(n)
+    }
+    .reduce(rng.pick(&reductions));
+    case.want_arg = matches!(case.opts.reduce, Reduction::Min | Reduction::Max) && rng.chance(80);
+    let specials = case.dtype.is_float() && rng.chance(40);
+    case.src = (0..e * w)
+        .map(|_| {
+            if specials && rng.chance(10) {
+                rng.pick(&[NAN, NEG_INF, 1001, 1003, 0])
+            } else {
+                rng.below(4) as i64 - 2
+            }
+        })
+        .collect();
+    let mut index: Vec<i128> = (0..e).map(|_| rng.below(n as u64) as i128).collect();
+    if form != Form::Scatter {
+        index.sort_unstable();
+    }
+    if form == Form::Csr {
+        // Offsets into the rows: n segments over a sorted sample of 0..=e.
+        index = (0..=n).map(|_| rng.below(e as u64 + 1) as i128).collect();
+        index.sort_unstable();
+    }
+    case.index_shape = vec![index.len()];
+    case.index = index;
+    // `out`'s values start the folds: specials there too (a NaN start must stick).
+    case.out = case.out.map(|_| {
+        let cells = (0..n * w).map(|_| {
+            if specials && rng.chance(10) {
+                rng.pick(&[NAN, NEG_INF, 1001, 1003, 0])
+            } else {
+                rng.below(5) as i64 - 2
+            }
         });
-        if let Err(m) = check_case(&case) {
-            panic!("seed {seed}: {m}\ncase: {case:?}");
-        }
+        (vec![n, w], cells.collect())
+    });
+    if let Err(m) = check_case(&case) {
+        panic!("seed {seed}: {m}\ncase: {case:?}");
     }
 }
 
