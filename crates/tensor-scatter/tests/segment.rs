@@ -85,6 +85,52 @@ fn departures_from_torch_scatter_are_as_documented() {
     assert_eq!(out, [16.0 / 3.0]);
 }
 
+/// The position follows the value's bits: `-0` replaces `+0` in a minimum (`+0` a `-0` in a
+/// maximum), never the other way. The f32/f64 kernels with positions compare values and
+/// look at their zeros afterwards, so each pattern is tried in one column among columns
+/// that end away from zero (the compare's result stands) or at zeros themselves, at widths
+/// that take each of their loops.
+#[test]
+fn signed_zeros_move_min_and_max_positions_by_their_bits() {
+    macro_rules! check {
+        ($t:ty) => {{
+            let (z, n): ($t, $t) = (0.0, -0.0);
+            // (reduction, the column's rows, its value, its position)
+            let cases = [
+                (Reduction::Min, [z, n, z], n, 1),
+                (Reduction::Min, [n, z, n], n, 0),
+                (Reduction::Min, [z, z, z], z, 0),
+                (Reduction::Max, [n, z, n], z, 1),
+                (Reduction::Max, [z, n, z], z, 0),
+                (Reduction::Max, [n, n, n], n, 0),
+            ];
+            for (red, col, want, at) in cases {
+                for (w, zeros) in [1, 8, 32, 64, 70]
+                    .into_iter()
+                    .flat_map(|w| [(w, false), (w, true)])
+                {
+                    let src: Vec<$t> = (0..3 * w)
+                        .map(|i| match (i % w == w / 2, zeros) {
+                            (true, _) => col[i / w],
+                            (false, false) => (i % 5) as $t + 1.0,
+                            (false, true) => [z, n, z, n, n][i % 5],
+                        })
+                        .collect();
+                    let opts = SegmentOptions::new().dim(0).reduce(red);
+                    let (out, arg) =
+                        scatter_arg(&v(&src, &[3, w]), &v(&[1i64, 1, 1], &[3]), &opts).unwrap();
+                    let cell = w + w / 2;
+                    let what = format!("{} {red:?} {col:?} w {w} zeros {zeros}", stringify!($t));
+                    assert_eq!(out.as_slice()[cell].to_bits(), want.to_bits(), "{what}");
+                    assert_eq!(arg.as_slice()[cell], at, "{what}");
+                }
+            }
+        }};
+    }
+    check!(f32);
+    check!(f64);
+}
+
 #[test]
 fn f16_sums_accumulate_in_f32_and_round_once() {
     use tensor_scatter::half::f16;

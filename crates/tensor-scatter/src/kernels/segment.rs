@@ -16,12 +16,15 @@ const PARALLEL_MIN: usize = if crate::exec::tuning::SMALL_THRESHOLDS {
 /// A position in the counting sort's order: `u32` when every lane's positions fit (half the
 /// bytes the sort writes at random and the fold reads), else `usize`.
 pub(crate) trait Pos: Copy + Default + Send + Sync + 'static {
+    /// Whether this is `u32` (positions below `u32::MAX`: `NARROW_ORDER_MAX`).
+    const U32: bool;
     /// `p`, which the caller has checked fits.
     fn of(p: usize) -> Self;
     fn get(self) -> usize;
 }
 
 impl Pos for u32 {
+    const U32: bool = true;
     #[inline(always)]
     fn of(p: usize) -> Self {
         debug_assert!(u32::try_from(p).is_ok());
@@ -34,6 +37,7 @@ impl Pos for u32 {
 }
 
 impl Pos for usize {
+    const U32: bool = false;
     #[inline(always)]
     fn of(p: usize) -> Self {
         p

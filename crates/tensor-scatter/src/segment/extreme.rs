@@ -3,9 +3,34 @@
 
 use super::fold::{Batch, RowList, Segments, pass_distance, row_at};
 use crate::dtype::{DType, Element, Reduction};
+use crate::exec::isa::Level;
 use crate::exec::tuning::ARG_CHUNK_ROWS;
 use crate::kernels::segment::Lane;
-use crate::reduce::Combiner;
+use crate::reduce::{Combiner, MaxC, MinC};
+
+/// Minimum or maximum (`red`) of a batch of segments: unsorted rows of 256 bytes of f32 or
+/// f64 through [`extreme_256`], any other through [`extreme`].
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fold_extreme<T: Element, S: Segments>(
+    lv: Level,
+    src: &[T],
+    at: (usize, usize),
+    e: usize,
+    segs: S,
+    b: Batch<'_, '_, T, T::Wide>,
+    include_self: bool,
+    red: Reduction,
+) {
+    let wide = (const { S::NARROW_LISTS && matches!(T::DTYPE, DType::F32 | DType::F64) })
+        && b.w * std::mem::size_of::<T>() == 256;
+    let k = include_self;
+    match (red, wide) {
+        (Reduction::Min, true) => extreme_256::<T, MinC, S>(lv, src, at, e, segs, b, k, red),
+        (Reduction::Min, false) => extreme::<T, MinC, S>(lv, src, at, e, segs, b, k, red),
+        (_, true) => extreme_256::<T, MaxC, S>(lv, src, at, e, segs, b, k, red),
+        (_, false) => extreme::<T, MaxC, S>(lv, src, at, e, segs, b, k, red),
+    }
+}
 
 crate::kernels::simd::multiversion! {
     if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
@@ -15,15 +40,42 @@ crate::kernels::simd::multiversion! {
     /// is data-dependent). An empty segment gives 0 and position `e`. Compiled per
     /// instruction set for f32 and f64, the start with the fold, and entered once per batch.
     pub(super) fn extreme<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
-        let mut b = b;
-        // Made here, not passed in: with a `Lane` argument the blocks' accumulators stayed in
-        // memory and the max of 256-byte rows took 1.3x as long
-        // (record/2026-11-27-unchecked-rows.md).
-        let lane = Lane::new(src, at.0, at.1, b.w, e);
-        for (i, s) in b.segs.clone().enumerate() {
-            let (out, arg) = b.rows(i);
-            extreme_cell::<T, C, S::Rows>(lane, segs.rows(s), out, arg, include_self, e, red);
-        }
+        let w = b.w;
+        extreme_batch::<T, C, S>(src, at, e, segs, b, include_self, red, w)
+    }
+}
+
+crate::kernels::simd::multiversion! {
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    /// [`extreme`] for rows of 256 bytes (64 `f32`, 32 `f64`), the width known at compile time.
+    pub(super) fn extreme_256<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
+        extreme_batch::<T, C, S>(src, at, e, segs, b, include_self, red, 256 / std::mem::size_of::<T>())
+    }
+}
+
+/// The loop of [`extreme`] and [`extreme_256`] over a batch's segments: rows of `w` elements
+/// (`b.w`, asserted).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn extreme_batch<T: Element, C: Combiner<T>, S: Segments>(
+    src: &[T],
+    at: (usize, usize),
+    e: usize,
+    segs: S,
+    b: Batch<'_, '_, T, T::Wide>,
+    include_self: bool,
+    red: Reduction,
+    w: usize,
+) {
+    assert_eq!(w, b.w);
+    let mut b = b;
+    // Made here, not passed in: with a `Lane` argument the blocks' accumulators stayed in
+    // memory and the max of 256-byte rows took 1.3x as long
+    // (record/2026-11-27-unchecked-rows.md).
+    let lane = Lane::new(src, at.0, at.1, w, e);
+    for (i, s) in b.segs.clone().enumerate() {
+        let (out, arg) = b.rows(i);
+        extreme_cell::<T, C, S::Rows>(lane, segs.rows(s), out, arg, include_self, e, red);
     }
 }
 
@@ -34,7 +86,7 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
     lane: Lane<'_, T>,
     rows: R,
     out: &mut [T],
-    mut arg: Option<&mut [i64]>,
+    arg: Option<&mut [i64]>,
     include_self: bool,
     e: usize,
     red: Reduction,
@@ -52,9 +104,7 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
         out.fill(T::identity(red));
         rows.at(0)
     };
-    if let Some(a) = arg.as_deref_mut() {
-        a.fill(first as i64);
-    }
+    let first = first as i64;
     match arg {
         None => {
             let c = if std::mem::size_of::<T>() <= 4 {
@@ -68,13 +118,13 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
         }
         Some(a) => {
             let c = if std::mem::size_of::<T>() <= 4 {
-                arg_blocks::<T, C, R, ARG_BLOCK>(out, a, lane, rows, 0)
+                arg_blocks::<T, C, R, ARG_BLOCK>(out, a, lane, rows, 0, first)
             } else {
                 0
             };
-            let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, lane, rows, c);
-            let c = arg_blocks::<T, C, R, 8>(out, a, lane, rows, c);
-            arg_blocks::<T, C, R, 1>(out, a, lane, rows, c);
+            let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, lane, rows, c, first);
+            let c = arg_blocks::<T, C, R, 8>(out, a, lane, rows, c, first);
+            arg_blocks::<T, C, R, 1>(out, a, lane, rows, c, first);
         }
     }
 }
@@ -124,9 +174,13 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 const ARG_BLOCK: usize = 64;
 
 /// [`fold_blocks`] for min and max with positions: `B` values and their positions at a time.
-/// A block tracks the row number within the segment as a `u32` (half the registers of a
-/// position, so twice the columns per pass) and turns it into the position once at the end;
-/// a segment longer than [`ARG_CHUNK_ROWS`] is taken in pieces.
+/// A block tracks for each cell the [mark](RowList::mark) of the row that set it, a `u32`
+/// (half the registers of a position, so twice the columns per pass), and turns marks into
+/// positions once at the end; a segment longer than [`ARG_CHUNK_ROWS`] is taken in pieces.
+/// The rows are folded with the one-compare [`Combiner::arg_step`], and the block again
+/// from its start with the full rule when a NaN is among its values or a zero may have
+/// kept the other zero out (the compare and select took the max with positions of 64 f32
+/// from 1.35-1.38x the max to 1.28-1.33x: record/2026-11-27-argmax.md).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
@@ -135,20 +189,27 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     lane: Lane<'_, T>,
     rows: R,
     mut c: usize,
+    first: i64,
 ) -> usize {
     let w = lane.w;
     assert_eq!(out.len(), w);
     while c + B <= w {
         let ahead = pass_distance(rows, c, std::mem::size_of_val(out));
         let start: [T; B] = out[c..c + B].try_into().expect("B cells");
-        let start_arg: [i64; B] = arg[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];
         let (mut v, probe) =
-            arg_pass::<T, R, B>(start, a, lane, rows, (c, ahead), C::combine_ordered);
-        // A NaN among the values: again from the start with the full rule (rows in cache).
-        if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
-            a.copy_from_slice(&start_arg);
-            v = arg_pass::<T, R, B>(start, a, lane, rows, (c, 0), C::combine).0;
+            arg_pass::<T, R, B>(start, a, lane, rows, (c, ahead, first), C::arg_step);
+        // A NaN among the values, or a zero the steps may have kept in place of the other
+        // zero when that zero is among the rows: again from the start with the full rule
+        // (rows in cache).
+        if probe.iter().chain(&start).any(|x| x.is_nan_value())
+            || (v.iter().any(|&x| C::arg_suspect(x)) && any_rival::<T, C, R>(lane, rows, (c, B)))
+        {
+            let full = |acc: T, x: T| {
+                let n = C::combine(acc, x);
+                (n, n.to_bits_u64() != acc.to_bits_u64())
+            };
+            v = arg_pass::<T, R, B>(start, a, lane, rows, (c, 0, first), full).0;
         }
         out[c..c + B].copy_from_slice(&v);
         c += B;
@@ -156,9 +217,27 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     c
 }
 
+/// Whether any of the rows' `b` columns from `c` holds a [rival](Combiner::arg_rival).
+/// Out of line, once per type, combiner and row list rather than per block width and
+/// instruction set: a rare path (inlined it took 0.5% of the CLI's binary).
+#[inline(never)]
+fn any_rival<T: Element, C: Combiner<T>, R: RowList>(
+    lane: Lane<'_, T>,
+    rows: R,
+    (c, b): (usize, usize),
+) -> bool {
+    let mut hit = false;
+    for i in 0..rows.len() {
+        hit |= row_at(lane, rows, i, 0)[c..c + b]
+            .iter()
+            .fold(false, |h, &x| h | C::arg_rival(x));
+    }
+    hit
+}
+
 /// One pass of [`arg_blocks`] over the rows (`w` wide) with `f`: the block's values from `v`
-/// (columns from `c`), its positions updated in `arg`; also returns the rows'
-/// [`Element::add_nan_probe`] sums.
+/// (columns from `c`), its positions written to `arg` (`first` where no row changed a
+/// cell); also returns the rows' [`Element::add_nan_probe`] sums.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn arg_pass<T: Element, R: RowList, const B: usize>(
@@ -166,33 +245,37 @@ fn arg_pass<T: Element, R: RowList, const B: usize>(
     arg: &mut [i64],
     lane: Lane<'_, T>,
     rows: R,
-    (c, ahead): (usize, usize),
-    f: impl Fn(T, T) -> T,
+    (c, ahead, first): (usize, usize, i64),
+    f: impl Fn(T, T) -> (T, bool),
 ) -> ([T; B], [T; B]) {
     const KEEP: u32 = u32::MAX;
     let mut probe = [T::default(); B];
+    arg.fill(first);
     let mut lo = 0;
     while lo < rows.len() {
-        // Row numbers `i - lo` stay below `KEEP`, which marks a cell that kept its value.
+        // Marks stay below `KEEP`, which marks a cell that kept its value.
         let hi = lo + (rows.len() - lo).min(ARG_CHUNK_ROWS);
         let mut g = [KEEP; B];
         for i in lo..hi {
             let row = &row_at(lane, rows, i, ahead)[c..c + B];
-            let r = (i - lo) as u32;
+            let r = rows.mark(lo, i);
             for j in 0..B {
-                let n = f(v[j], row[j]);
-                g[j] = if n.to_bits_u64() != v[j].to_bits_u64() {
-                    r
+                let (n, moved) = f(v[j], row[j]);
+                // Narrow blocks test the bits (with the step's own flag LLVM split their
+                // positions into scalar selects: F = 8 was 1.02-1.06x slower).
+                let moved = if B >= 16 {
+                    moved
                 } else {
-                    g[j]
+                    n.to_bits_u64() != v[j].to_bits_u64()
                 };
+                g[j] = if moved { r } else { g[j] };
                 v[j] = n;
                 probe[j] = probe[j].add_nan_probe(row[j]);
             }
         }
         // Branch-free: whether a cell changed is data-dependent.
         for (a, &r) in arg.iter_mut().zip(&g) {
-            let p = rows.at(lo + if r == KEEP { 0 } else { r as usize }) as i64;
+            let p = rows.marked(lo, if r == KEEP { 0 } else { r }) as i64;
             *a = if r == KEEP { *a } else { p };
         }
         lo = hi;

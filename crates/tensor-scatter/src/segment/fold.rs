@@ -12,7 +12,7 @@
 
 use std::sync::Mutex;
 
-use super::extreme::extreme;
+use super::extreme::fold_extreme;
 use super::groups::{Groups, Order, Positions};
 use super::plan::{Dims, Lanes, Mode};
 use crate::dtype::{Element, Reduction};
@@ -22,7 +22,7 @@ use crate::exec::isa::Level;
 use crate::exec::tuning::{RUN_PREFETCH_BYTES, SEGMENT_PREFETCH_ROWS};
 use crate::kernels::segment::{Lane, Pos};
 use crate::kernels::{Rows, prefetch, prefetch4};
-use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
+use crate::reduce::{Combiner, FoldAddC, FoldMulC};
 use crate::shape::part;
 
 /// What the kernel computes.
@@ -353,6 +353,18 @@ pub(crate) unsafe trait RowList: Copy {
     /// How many rows ahead the first pass over the rows prefetches, for rows of `bytes`
     /// (0: none).
     fn distance(self, bytes: usize) -> usize;
+    /// What the min/max fold with positions records for row `i` of the piece of rows from
+    /// `lo` (below `u32::MAX`, which marks a kept cell): the row number `i - lo`, which
+    /// [`RowList::marked`] turns back into the position.
+    #[inline(always)]
+    fn mark(self, lo: usize, i: usize) -> u32 {
+        (i - lo) as u32
+    }
+    /// The position of the row marked `m` in the piece from `lo`.
+    #[inline(always)]
+    fn marked(self, lo: usize, m: u32) -> usize {
+        self.at(lo + m as usize)
+    }
 }
 
 /// Consecutive positions (sorted and CSR input).
@@ -415,6 +427,18 @@ unsafe impl<P: Pos> RowList for Listed<'_, P> {
     #[inline(always)]
     fn distance(self, _: usize) -> usize {
         SEGMENT_PREFETCH_ROWS
+    }
+    /// A `u32` order's rows are marked by their position itself (below `u32::MAX`:
+    /// `NARROW_ORDER_MAX`): turning row numbers back into positions took a random lookup
+    /// of the order per cell and segment.
+    #[inline(always)]
+    fn mark(self, lo: usize, i: usize) -> u32 {
+        (if P::U32 { self.at(i) } else { i - lo }) as u32
+    }
+    #[inline(always)]
+    fn marked(self, lo: usize, m: u32) -> usize {
+        let m = m as usize;
+        if P::U32 { m } else { self.at(lo + m) }
     }
 }
 
@@ -493,6 +517,8 @@ fn fold_all<T: Copy, U: Copy, R: RowList>(
 
 /// The row lists of a lane's segments, by segment.
 pub(crate) trait Segments: Copy {
+    /// Unsorted input with a `u32` order (the graph-learning shape).
+    const NARROW_LISTS: bool = false;
     type Rows: RowList;
     fn rows(self, s: usize) -> Self::Rows;
 }
@@ -525,6 +551,7 @@ pub(crate) struct Lists<'a, P> {
 }
 
 impl<'a, P: Pos> Segments for Lists<'a, P> {
+    const NARROW_LISTS: bool = P::U32;
     type Rows = Listed<'a, P>;
     #[inline(always)]
     fn rows(self, s: usize) -> Listed<'a, P> {
@@ -573,8 +600,7 @@ fn fold_with<T: Element, S: Segments>(
         Reduction::Mean => {
             sum_like::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, Reduction::Mean)
         }
-        Reduction::Min => extreme::<T, MinC, S>(lv, src, at, e, segs, b, keep, Reduction::Min),
-        Reduction::Max => extreme::<T, MaxC, S>(lv, src, at, e, segs, b, keep, Reduction::Max),
+        Reduction::Min | Reduction::Max => fold_extreme::<T, S>(lv, src, at, e, segs, b, keep, red),
         _ => sum_like::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, Reduction::Add),
     }
 }

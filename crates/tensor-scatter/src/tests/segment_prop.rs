@@ -411,19 +411,20 @@ fn segment_wide_rows_match_oracle() {
     }
 }
 
-/// The sum and mean of rows whose accumulators take 256 bytes, which have a loop of their
-/// own (`segment::fold::sum_256`): every float dtype at its width, every form, with and
-/// without `out`, with the float specials.
+/// Rows whose accumulators take 256 bytes, which have loops of their own
+/// (`segment::fold::sum_256`, and `segment::extreme::extreme_256` for the min and max of f32
+/// and f64): every float dtype at its width, every form, every reduction but the product,
+/// with and without `out` and positions, with the float specials.
 #[test]
 fn segment_rows_of_256_bytes_match_oracle() {
-    for seed in 0..96u64 {
+    for seed in 0..144u64 {
         let dtype = [DType::F32, DType::F16, DType::BF16, DType::F64][seed as usize / 3 % 4];
         check_wide_rows(seed, Some(dtype));
     }
 }
 
 /// One case of [`segment_wide_rows_match_oracle`] from `seed`; with `dtype`, that dtype's
-/// rows of 256 bytes of accumulators, summed or averaged.
+/// rows of 256 bytes of accumulators.
 fn check_wide_rows(seed: u64, dtype: Option<DType>) {
     let form = [Form::Scatter, Form::Coo, Form::Csr][seed as usize % 3];
     let mut case = generate(seed, form);
@@ -440,7 +441,12 @@ fn check_wide_rows(seed: u64, dtype: Option<DType>) {
     if let Some(d) = dtype {
         (case.dtype, case.index_dtype) = (d, rng.pick(&[DType::I64, DType::I32]));
         w = if d == DType::F64 { 32 } else { 64 };
-        reductions = vec![Reduction::Add, Reduction::Mean];
+        reductions = vec![
+            Reduction::Add,
+            Reduction::Mean,
+            Reduction::Min,
+            Reduction::Max,
+        ];
     }
     case.src_shape = vec![e, w];
     let opts = SegmentOptions::new().dim(0);
