@@ -169,8 +169,7 @@ pub(crate) trait Combiner<T: Element> {
     /// [rival](Combiner::arg_rival) is among its values.
     #[inline(always)]
     fn arg_step(acc: T, update: T) -> (T, bool) {
-        let n = Self::combine_ordered(acc, update);
-        (n, n.to_bits_u64() != acc.to_bits_u64())
+        moved(acc, Self::combine_ordered(acc, update))
     }
     /// Whether a fold of [`arg_step`](Combiner::arg_step)s that ended at `acc` may differ
     /// from the full rule's: for the f32/f64 min at `+0` (a later `-0` replaces it under the
@@ -233,10 +232,7 @@ macro_rules! extreme_combiner {
             fn arg_step(acc: T, update: T) -> (T, bool) {
                 match beats(update, acc, $max) {
                     Some(b) => (if b { update } else { acc }, b),
-                    None => {
-                        let n = acc.$ordered(update);
-                        (n, n.to_bits_u64() != acc.to_bits_u64())
-                    }
+                    None => moved(acc, acc.$ordered(update)),
                 }
             }
             #[inline(always)]
@@ -252,6 +248,13 @@ macro_rules! extreme_combiner {
 }
 extreme_combiner!(MinC, fold_min, fold_min_ordered, false);
 extreme_combiner!(MaxC, fold_max, fold_max_ordered, true);
+
+/// A fold's step from `acc` to `n`: `n`, and whether its bits differ from `acc`'s (a
+/// position moves only when they do).
+#[inline(always)]
+pub(crate) fn moved<T: Element>(acc: T, n: T) -> (T, bool) {
+    (n, n.to_bits_u64() != acc.to_bits_u64())
+}
 
 /// For f32 and f64, whether `x` is greater (`max`) or less than `acc`; `None` for other types.
 #[inline(always)]

@@ -6,7 +6,7 @@ use crate::dtype::{DType, Element, Reduction};
 use crate::exec::isa::Level;
 use crate::exec::tuning::ARG_CHUNK_ROWS;
 use crate::kernels::segment::Lane;
-use crate::reduce::{Combiner, MaxC, MinC};
+use crate::reduce::{Combiner, MaxC, MinC, moved};
 
 /// Minimum or maximum (`red`) of a batch of segments: unsorted rows of 256 bytes of f32 or
 /// f64 through [`extreme_256`], any other through [`extreme`].
@@ -205,10 +205,7 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
         if probe.iter().chain(&start).any(|x| x.is_nan_value())
             || (v.iter().any(|&x| C::arg_suspect(x)) && any_rival::<T, C, R>(lane, rows, (c, B)))
         {
-            let full = |acc: T, x: T| {
-                let n = C::combine(acc, x);
-                (n, n.to_bits_u64() != acc.to_bits_u64())
-            };
+            let full = |acc: T, x: T| moved(acc, C::combine(acc, x));
             v = arg_pass::<T, R, B>(start, a, lane, rows, (c, 0, first), full).0;
         }
         out[c..c + B].copy_from_slice(&v);
@@ -260,15 +257,11 @@ fn arg_pass<T: Element, R: RowList, const B: usize>(
             let row = &row_at(lane, rows, i, ahead)[c..c + B];
             let r = rows.mark(lo, i);
             for j in 0..B {
-                let (n, moved) = f(v[j], row[j]);
+                let (n, m) = f(v[j], row[j]);
                 // Narrow blocks test the bits (with the step's own flag LLVM split their
                 // positions into scalar selects: F = 8 was 1.02-1.06x slower).
-                let moved = if B >= 16 {
-                    moved
-                } else {
-                    n.to_bits_u64() != v[j].to_bits_u64()
-                };
-                g[j] = if moved { r } else { g[j] };
+                let m = if B >= 16 { m } else { moved(v[j], n).1 };
+                g[j] = if m { r } else { g[j] };
                 v[j] = n;
                 probe[j] = probe[j].add_nan_probe(row[j]);
             }
