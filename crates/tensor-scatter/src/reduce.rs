@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::dtype::{DType, Element};
+use crate::dtype::Element;
 use crate::error::{Error, Result};
 
 /// How an update combines with the value already in the destination cell.
@@ -161,32 +161,6 @@ pub(crate) trait Combiner<T: Element> {
     fn combine_ordered(acc: T, update: T) -> T {
         Self::combine(acc, update)
     }
-    /// A step of the min/max fold with positions on operands that are not NaN: the new value,
-    /// and whether the position moves to `update`'s. The bits of `combine_ordered` and whether
-    /// they changed, except that for f32 and f64 it is one compare (`update` strictly better),
-    /// selected on, under which a zero never replaces the other zero: a fold that ends
-    /// [suspect](Combiner::arg_suspect) is taken again with the full rule when a
-    /// [rival](Combiner::arg_rival) is among its values.
-    #[inline(always)]
-    fn arg_step(acc: T, update: T) -> (T, bool) {
-        moved(acc, Self::combine_ordered(acc, update))
-    }
-    /// Whether a fold of [`arg_step`](Combiner::arg_step)s that ended at `acc` may differ
-    /// from the full rule's: for the f32/f64 min at `+0` (a later `-0` replaces it under the
-    /// full rule), the max at `-0`. Before any zero the two folds agree, bits and positions;
-    /// the first zero taken is the same row in both; after it only that case differs.
-    #[inline(always)]
-    fn arg_suspect(acc: T) -> bool {
-        let _ = acc;
-        false
-    }
-    /// Whether `x` can replace a [suspect](Combiner::arg_suspect) result (`-0` for the min,
-    /// `+0` for the max).
-    #[inline(always)]
-    fn arg_rival(x: T) -> bool {
-        let _ = x;
-        false
-    }
 }
 
 macro_rules! combiner {
@@ -217,7 +191,7 @@ combiner!(FoldMulC, fold_mul);
 
 /// Min and max: their ordered forms skip the NaN rule (see `Element::fold_min_ordered`).
 macro_rules! extreme_combiner {
-    ($name:ident, $method:ident, $ordered:ident, $max:expr) => {
+    ($name:ident, $method:ident, $ordered:ident) => {
         pub(crate) struct $name;
         impl<T: Element> Combiner<T> for $name {
             #[inline(always)]
@@ -228,58 +202,8 @@ macro_rules! extreme_combiner {
             fn combine_ordered(acc: T, update: T) -> T {
                 acc.$ordered(update)
             }
-            #[inline(always)]
-            fn arg_step(acc: T, update: T) -> (T, bool) {
-                match beats(update, acc, $max) {
-                    Some(b) => (if b { update } else { acc }, b),
-                    None => moved(acc, acc.$ordered(update)),
-                }
-            }
-            #[inline(always)]
-            fn arg_suspect(acc: T) -> bool {
-                is_zero(acc, $max)
-            }
-            #[inline(always)]
-            fn arg_rival(x: T) -> bool {
-                is_zero(x, !$max)
-            }
         }
     };
 }
-extreme_combiner!(MinC, fold_min, fold_min_ordered, false);
-extreme_combiner!(MaxC, fold_max, fold_max_ordered, true);
-
-/// A fold's step from `acc` to `n`: `n`, and whether its bits differ from `acc`'s (a
-/// position moves only when they do).
-#[inline(always)]
-pub(crate) fn moved<T: Element>(acc: T, n: T) -> (T, bool) {
-    (n, n.to_bits_u64() != acc.to_bits_u64())
-}
-
-/// For f32 and f64, whether `x` is greater (`max`) or less than `acc`; `None` for other types.
-#[inline(always)]
-fn beats<T: Element>(x: T, acc: T, max: bool) -> Option<bool> {
-    let (x, acc) = (x.to_bits_u64(), acc.to_bits_u64());
-    Some(match T::DTYPE {
-        DType::F32 => {
-            let (x, acc) = (f32::from_bits(x as u32), f32::from_bits(acc as u32));
-            if max { x > acc } else { x < acc }
-        }
-        DType::F64 => {
-            let (x, acc) = (f64::from_bits(x), f64::from_bits(acc));
-            if max { x > acc } else { x < acc }
-        }
-        _ => return None,
-    })
-}
-
-/// Whether `x` is the f32/f64 zero of sign `negative` (false for other types).
-#[inline(always)]
-fn is_zero<T: Element>(x: T, negative: bool) -> bool {
-    let sign = match T::DTYPE {
-        DType::F32 => 1 << 31,
-        DType::F64 => 1 << 63,
-        _ => return false,
-    };
-    x.to_bits_u64() == if negative { sign } else { 0 }
-}
+extreme_combiner!(MinC, fold_min, fold_min_ordered);
+extreme_combiner!(MaxC, fold_max, fold_max_ordered);

@@ -142,8 +142,13 @@ pub(crate) fn line_cells<T>() -> usize {
     (LINE_BYTES / std::mem::size_of::<T>().max(1)).max(1)
 }
 
-/// The most rows of a segment the min/max-with-positions fold numbers as `u32` before it turns
-/// them into positions (a longer segment is taken in pieces; `u32::MAX` marks a kept cell).
+/// Bytes of rows (whole lines) in one piece of the min/max-with-positions fold: half of L1,
+/// so that the scan that finds each moved cell's row reads them from cache.
+pub(crate) const ARG_RESCAN_BYTES: usize = 16 << 10;
+
+/// The most rows in one piece of the min/max-with-positions fold, whose marks are `u32`
+/// (`u32::MAX` marks a cell no row matched). Its pieces are smaller still (about 16 KiB of
+/// rows); the small value lets the unit tests cut short segments into several pieces.
 pub(crate) const ARG_CHUNK_ROWS: usize = if SMALL_THRESHOLDS {
     3
 } else {

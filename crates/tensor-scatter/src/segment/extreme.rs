@@ -4,9 +4,9 @@
 use super::fold::{Batch, RowList, Segments, pass_distance, row_at};
 use crate::dtype::{DType, Element, Reduction};
 use crate::exec::isa::Level;
-use crate::exec::tuning::ARG_CHUNK_ROWS;
+use crate::exec::tuning::{ARG_CHUNK_ROWS, ARG_RESCAN_BYTES};
 use crate::kernels::segment::Lane;
-use crate::reduce::{Combiner, MaxC, MinC, moved};
+use crate::reduce::{Combiner, MaxC, MinC};
 
 /// Minimum or maximum (`red`) of a batch of segments: unsorted rows of 256 bytes of f32 or
 /// f64 through [`extreme_256`], any other through [`extreme`].
@@ -129,10 +129,8 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
     }
 }
 
-/// [`fold_blocks`] for min and max without positions: the rows are folded with the combine's
-/// ordered form (no NaN rule: a shorter loop, which on random rows waits less on memory),
-/// and a block whose start or rows hold a NaN is folded again, from its start, with the full
-/// rule (its rows are in cache by then). Same bits as `fold_blocks` with `C::combine`.
+/// [`fold_blocks`] for min and max without positions, each block by [`fold_piece`] over
+/// all the rows. Same bits as `fold_blocks` with `C::combine`.
 #[inline(always)]
 fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     cells: &mut [T],
@@ -145,28 +143,47 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     while c + B <= w {
         let ahead = pass_distance(rows, c, std::mem::size_of_val(cells));
         let start: [T; B] = cells[c..c + B].try_into().expect("B cells");
-        let (mut a, mut probe) = (start, [T::default(); B]);
-        for i in 0..rows.len() {
-            let row = &row_at(lane, rows, i, ahead)[c..c + B];
-            for j in 0..B {
-                a[j] = C::combine_ordered(a[j], row[j]);
-                probe[j] = probe[j].add_nan_probe(row[j]);
-            }
-        }
-        // A NaN among the values: again from the start with the full rule.
-        if probe.iter().chain(&start).any(|x| x.is_nan_value()) {
-            a = start;
-            for i in 0..rows.len() {
-                let row = &row_at(lane, rows, i, 0)[c..c + B];
-                for j in 0..B {
-                    a[j] = C::combine(a[j], row[j]);
-                }
-            }
-        }
+        let a = fold_piece::<T, C, R, B>(start, lane, rows, (c, 0, rows.len(), ahead));
         cells[c..c + B].copy_from_slice(&a);
         c += B;
     }
     c
+}
+
+/// `B` cells from `start` (columns from `c`) folded with rows `lo..hi`: with the combine's
+/// ordered form (no NaN rule: a shorter loop, which on random rows waits less on memory),
+/// and again from `start` with the full rule when a NaN is among the values (the rows are
+/// in cache by then). Rows `ahead` places further are asked for (0: none).
+#[inline(always)]
+fn fold_piece<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
+    start: [T; B],
+    lane: Lane<'_, T>,
+    rows: R,
+    (c, lo, hi, ahead): (usize, usize, usize, usize),
+) -> [T; B] {
+    let (mut a, mut probe) = (start, [T::default(); B]);
+    for i in lo..hi {
+        let row = &row_at(lane, rows, i, ahead)[c..c + B];
+        for j in 0..B {
+            a[j] = C::combine_ordered(a[j], row[j]);
+            probe[j] = probe[j].add_nan_probe(row[j]);
+        }
+    }
+    // Branch-free (a short-circuiting test became a compare and branch per cell).
+    let mut nan = false;
+    for j in 0..B {
+        nan |= probe[j].is_nan_value() | start[j].is_nan_value();
+    }
+    if nan {
+        a = start;
+        for i in lo..hi {
+            let row = &row_at(lane, rows, i, 0)[c..c + B];
+            for j in 0..B {
+                a[j] = C::combine(a[j], row[j]);
+            }
+        }
+    }
+    a
 }
 
 /// Columns per block of [`extreme`] with positions for 4-byte types (half for wider ones), then 8
@@ -174,14 +191,14 @@ fn extreme_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 const ARG_BLOCK: usize = 64;
 
 /// [`fold_blocks`] for min and max with positions: `B` values and their positions at a time.
-/// A block tracks for each cell the [mark](RowList::mark) of the row that set it, a `u32`
-/// (half the registers of a position, so twice the columns per pass), and turns marks into
-/// positions once at the end; a segment longer than [`ARG_CHUNK_ROWS`] is taken in pieces.
-/// The rows are folded with the one-compare [`Combiner::arg_step`], and the block again
-/// from its start with the full rule when a NaN is among its values or a zero may have
-/// kept the other zero out (the compare and select took the max with positions of 64 f32
-/// from 1.35-1.38x the max to 1.28-1.33x: record/2026-11-27-argmax.md).
-#[allow(clippy::too_many_arguments)]
+/// The rows are taken in pieces that stay in L1 ([`rescan_rows`]); each piece is folded as
+/// the min or max without positions folds it ([`fold_piece`]), and a cell whose bits moved
+/// takes the position of the first of the piece's rows holding its new bits
+/// ([`first_equal`], a scan of the rows in cache). Min and max move only to a strictly
+/// better value (a NaN, once taken, stays), so that row is the one that set the cell, and
+/// equal values keep the first. Against tracking marks in the row loop, max with positions
+/// took 0.78-0.80x as long at 8 f32 per row, 0.97-1.01x at 64 and 1.04-1.05x at 32
+/// (record/2026-11-27-argmax-rescan.md).
 #[inline(always)]
 fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     out: &mut [T],
@@ -193,20 +210,26 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 ) -> usize {
     let w = lane.w;
     assert_eq!(out.len(), w);
+    let piece = rescan_rows(B * std::mem::size_of::<T>());
     while c + B <= w {
         let ahead = pass_distance(rows, c, std::mem::size_of_val(out));
-        let start: [T; B] = out[c..c + B].try_into().expect("B cells");
+        let mut v: [T; B] = out[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];
-        let (mut v, probe) =
-            arg_pass::<T, R, B>(start, a, lane, rows, (c, ahead, first), C::arg_step);
-        // A NaN among the values, or a zero the steps may have kept in place of the other
-        // zero when that zero is among the rows: again from the start with the full rule
-        // (rows in cache).
-        if probe.iter().chain(&start).any(|x| x.is_nan_value())
-            || (v.iter().any(|&x| C::arg_suspect(x)) && any_rival::<T, C, R>(lane, rows, (c, B)))
-        {
-            let full = |acc: T, x: T| moved(acc, C::combine(acc, x));
-            v = arg_pass::<T, R, B>(start, a, lane, rows, (c, 0, first), full).0;
+        a.fill(first);
+        let mut lo = 0;
+        while lo < rows.len() {
+            let hi = lo + (rows.len() - lo).min(piece);
+            let now = fold_piece::<T, C, R, B>(v, lane, rows, (c, lo, hi, ahead));
+            // Branch-free: which cells moved is data-dependent.
+            let mut any = false;
+            for j in 0..B {
+                any |= v[j].to_bits_u64() != now[j].to_bits_u64();
+            }
+            if any {
+                first_equal::<T, R, B>(a, v, now, lane, rows, (c, lo, hi));
+            }
+            v = now;
+            lo = hi;
         }
         out[c..c + B].copy_from_slice(&v);
         c += B;
@@ -214,64 +237,46 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     c
 }
 
-/// Whether any of the rows' `b` columns from `c` holds a [rival](Combiner::arg_rival).
-/// Out of line, once per type, combiner and row list rather than per block width and
-/// instruction set: a rare path (inlined it took 0.5% of the CLI's binary).
-#[inline(never)]
-fn any_rival<T: Element, C: Combiner<T>, R: RowList>(
-    lane: Lane<'_, T>,
-    rows: R,
-    (c, b): (usize, usize),
-) -> bool {
-    let mut hit = false;
-    for i in 0..rows.len() {
-        hit |= row_at(lane, rows, i, 0)[c..c + b]
-            .iter()
-            .fold(false, |h, &x| h | C::arg_rival(x));
-    }
-    hit
+/// Rows per piece of [`arg_blocks`]: [`ARG_RESCAN_BYTES`] of their lines, so that
+/// [`first_equal`] finds them in cache, and at most [`ARG_CHUNK_ROWS`] (a piece's marks
+/// are `u32`).
+fn rescan_rows(block_bytes: usize) -> usize {
+    // A block of a row touches at least one 64-byte line.
+    (ARG_RESCAN_BYTES / block_bytes.max(64)).clamp(1, ARG_CHUNK_ROWS)
 }
 
-/// One pass of [`arg_blocks`] over the rows (`w` wide) with `f`: the block's values from `v`
-/// (columns from `c`), its positions written to `arg` (`first` where no row changed a
-/// cell); also returns the rows' [`Element::add_nan_probe`] sums.
-#[allow(clippy::too_many_arguments)]
+/// For each cell of the block whose bits moved from `before` to `v` over rows `lo..hi`:
+/// its position becomes that of the first of those rows holding `v`'s bits (a backward scan
+/// that records each row's [mark](RowList::mark) where it matches, so the first one stays).
 #[inline(always)]
-fn arg_pass<T: Element, R: RowList, const B: usize>(
-    mut v: [T; B],
+fn first_equal<T: Element, R: RowList, const B: usize>(
     arg: &mut [i64],
+    before: [T; B],
+    v: [T; B],
     lane: Lane<'_, T>,
     rows: R,
-    (c, ahead, first): (usize, usize, i64),
-    f: impl Fn(T, T) -> (T, bool),
-) -> ([T; B], [T; B]) {
-    const KEEP: u32 = u32::MAX;
-    let mut probe = [T::default(); B];
-    arg.fill(first);
-    let mut lo = 0;
-    while lo < rows.len() {
-        // Marks stay below `KEEP`, which marks a cell that kept its value.
-        let hi = lo + (rows.len() - lo).min(ARG_CHUNK_ROWS);
-        let mut g = [KEEP; B];
-        for i in lo..hi {
-            let row = &row_at(lane, rows, i, ahead)[c..c + B];
-            let r = rows.mark(lo, i);
-            for j in 0..B {
-                let (n, m) = f(v[j], row[j]);
-                // Narrow blocks test the bits (with the step's own flag LLVM split their
-                // positions into scalar selects: F = 8 was 1.02-1.06x slower).
-                let m = if B >= 16 { m } else { moved(v[j], n).1 };
-                g[j] = if m { r } else { g[j] };
-                v[j] = n;
-                probe[j] = probe[j].add_nan_probe(row[j]);
-            }
+    (c, lo, hi): (usize, usize, usize),
+) {
+    // Marks stay below `NONE`, which a moved cell never keeps (a row holds its bits).
+    const NONE: u32 = u32::MAX;
+    let mut g = [NONE; B];
+    for i in (lo..hi).rev() {
+        let row = &row_at(lane, rows, i, 0)[c..c + B];
+        let r = rows.mark(lo, i);
+        for j in 0..B {
+            g[j] = if row[j].to_bits_u64() == v[j].to_bits_u64() {
+                r
+            } else {
+                g[j]
+            };
         }
-        // Branch-free: whether a cell changed is data-dependent.
-        for (a, &r) in arg.iter_mut().zip(&g) {
-            let p = rows.marked(lo, if r == KEEP { 0 } else { r }) as i64;
-            *a = if r == KEEP { *a } else { p };
-        }
-        lo = hi;
     }
-    (v, probe)
+    for (j, a) in arg.iter_mut().enumerate() {
+        let p = rows.marked(lo, if g[j] == NONE { 0 } else { g[j] }) as i64;
+        *a = if before[j].to_bits_u64() != v[j].to_bits_u64() {
+            p
+        } else {
+            *a
+        };
+    }
 }

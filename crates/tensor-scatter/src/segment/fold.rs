@@ -354,7 +354,7 @@ pub(crate) unsafe trait RowList: Copy {
     /// (0: none).
     fn distance(self, bytes: usize) -> usize;
     /// What the min/max fold with positions records for row `i` of the piece of rows from
-    /// `lo` (below `u32::MAX`, which marks a kept cell): the row number `i - lo`, which
+    /// `lo` (below `u32::MAX`, which marks no row): the row number `i - lo`, which
     /// [`RowList::marked`] turns back into the position.
     #[inline(always)]
     fn mark(self, lo: usize, i: usize) -> u32 {
