@@ -86,10 +86,9 @@ fn departures_from_torch_scatter_are_as_documented() {
 }
 
 /// The position follows the value's bits: `-0` replaces `+0` in a minimum (`+0` a `-0` in a
-/// maximum), never the other way. The f32/f64 kernels with positions compare values and
-/// look at their zeros afterwards, so each pattern is tried in one column among columns
-/// that end away from zero (the compare's result stands) or at zeros themselves, at widths
-/// that take each of their loops.
+/// maximum), never the other way. The kernels with positions find a cell's row by its bits
+/// after folding, so each pattern is tried in one column among columns that end away from
+/// zero or at zeros themselves, at widths that take each of their loops.
 #[test]
 fn signed_zeros_move_min_and_max_positions_by_their_bits() {
     macro_rules! check {
