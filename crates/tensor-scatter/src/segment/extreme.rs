@@ -196,9 +196,10 @@ const ARG_BLOCK: usize = 64;
 /// takes the position of the first of the piece's rows holding its new bits
 /// ([`first_equal`], a scan of the rows in cache). Min and max move only to a strictly
 /// better value (a NaN, once taken, stays), so that row is the one that set the cell, and
-/// equal values keep the first. Against tracking marks in the row loop, max with positions
-/// took 0.78-0.80x as long at 8 f32 per row, 0.97-1.01x at 64 and 1.04-1.05x at 32
-/// (record/2026-11-27-argmax-rescan.md).
+/// equal values keep the first. On unsorted input, against tracking marks in the row loop
+/// (with special cases then), max with positions took 0.78-0.80x as long at 8 f32 per row,
+/// 0.97-1.01x at 64 and 1.04-1.05x at 32 (record/2026-11-27-argmax-rescan.md). Rows
+/// consecutive in memory go through [`arg_track`] instead.
 #[inline(always)]
 fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     out: &mut [T],
@@ -216,6 +217,11 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
         let mut v: [T; B] = out[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];
         a.fill(first);
+        if R::CONSECUTIVE {
+            out[c..c + B].copy_from_slice(&arg_track::<T, C, R, B>(v, a, lane, rows, (c, ahead)));
+            c += B;
+            continue;
+        }
         let mut lo = 0;
         while lo < rows.len() {
             let hi = lo + (rows.len() - lo).min(piece);
@@ -237,6 +243,10 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     c
 }
 
+/// The mark of no row: marks stay below it, and a moved cell never keeps it (a row holds
+/// its bits).
+const NONE: u32 = u32::MAX;
+
 /// Rows per piece of [`arg_blocks`]: [`ARG_RESCAN_BYTES`] of their lines, so that
 /// [`first_equal`] finds them in cache, and at most [`ARG_CHUNK_ROWS`] (a piece's marks
 /// are `u32`).
@@ -257,8 +267,6 @@ fn first_equal<T: Element, R: RowList, const B: usize>(
     rows: R,
     (c, lo, hi): (usize, usize, usize),
 ) {
-    // Marks stay below `NONE`, which a moved cell never keeps (a row holds its bits).
-    const NONE: u32 = u32::MAX;
     let mut g = [NONE; B];
     for i in (lo..hi).rev() {
         let row = &row_at(lane, rows, i, 0)[c..c + B];
@@ -279,4 +287,72 @@ fn first_equal<T: Element, R: RowList, const B: usize>(
             *a
         };
     }
+}
+
+/// [`arg_blocks`] for rows consecutive in memory: the positions are tracked in the row
+/// loop (a cell takes a row's mark where the row changes its bits, which is where it moved
+/// to a strictly better value or took a NaN: the first row holding the final bits, as
+/// [`first_equal`] finds). Rows read at the memory's full rate leave a second pass over
+/// them nothing to hide behind: max with positions of sorted rows took 0.80-0.95x as long
+/// as with the rescan (record/2026-11-27-sorted-positions.md). From `start` with
+/// positions `arg` (all the start's); with the full rule again on a NaN.
+#[inline(always)]
+fn arg_track<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
+    start: [T; B],
+    arg: &mut [i64],
+    lane: Lane<'_, T>,
+    rows: R,
+    (c, ahead): (usize, usize),
+) -> [T; B] {
+    let first = arg[0];
+    let (v, probe) = track_pass::<T, R, B>(start, arg, lane, rows, (c, ahead), C::combine_ordered);
+    let mut nan = false;
+    for j in 0..B {
+        nan |= probe[j].is_nan_value() | start[j].is_nan_value();
+    }
+    if !nan {
+        return v;
+    }
+    arg.fill(first);
+    track_pass::<T, R, B>(start, arg, lane, rows, (c, 0), C::combine).0
+}
+
+/// One pass of [`arg_track`] with the combine `f`: the block's values and their rows'
+/// [`Element::add_nan_probe`] sums; `arg` updated in pieces of at most [`ARG_CHUNK_ROWS`]
+/// (the marks are `u32`).
+#[inline(always)]
+fn track_pass<T: Element, R: RowList, const B: usize>(
+    mut v: [T; B],
+    arg: &mut [i64],
+    lane: Lane<'_, T>,
+    rows: R,
+    (c, ahead): (usize, usize),
+    f: impl Fn(T, T) -> T,
+) -> ([T; B], [T; B]) {
+    let mut probe = [T::default(); B];
+    let mut lo = 0;
+    while lo < rows.len() {
+        let hi = lo + (rows.len() - lo).min(ARG_CHUNK_ROWS);
+        let mut g = [NONE; B];
+        for i in lo..hi {
+            let row = &row_at(lane, rows, i, ahead)[c..c + B];
+            let r = rows.mark(lo, i);
+            for j in 0..B {
+                let n = f(v[j], row[j]);
+                g[j] = if n.to_bits_u64() != v[j].to_bits_u64() {
+                    r
+                } else {
+                    g[j]
+                };
+                v[j] = n;
+                probe[j] = probe[j].add_nan_probe(row[j]);
+            }
+        }
+        for (a, &m) in arg.iter_mut().zip(&g) {
+            let p = rows.marked(lo, if m == NONE { 0 } else { m }) as i64;
+            *a = if m == NONE { *a } else { p };
+        }
+        lo = hi;
+    }
+    (v, probe)
 }

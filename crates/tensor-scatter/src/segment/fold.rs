@@ -353,6 +353,9 @@ pub(crate) unsafe trait RowList: Copy {
     /// How many rows ahead the first pass over the rows prefetches, for rows of `bytes`
     /// (0: none).
     fn distance(self, bytes: usize) -> usize;
+    /// Whether the rows lie one after another in memory (sorted input), read at the
+    /// memory's full rate rather than waiting on each row.
+    const CONSECUTIVE: bool = false;
     /// What the min/max fold with positions records for row `i` of the piece of rows from
     /// `lo` (below `u32::MAX`, which marks no row): the row number `i - lo`, which
     /// [`RowList::marked`] turns back into the position.
@@ -376,6 +379,7 @@ pub(crate) struct Run {
 
 // SAFETY: `Runs::rows` makes a run only of positions below its lane's `e`.
 unsafe impl RowList for Run {
+    const CONSECUTIVE: bool = true;
     #[inline(always)]
     fn len(self) -> usize {
         self.len
