@@ -147,8 +147,9 @@ pub(crate) fn line_cells<T>() -> usize {
 pub(crate) const ARG_RESCAN_BYTES: usize = 16 << 10;
 
 /// The most rows in one piece of the min/max-with-positions fold, whose marks are `u32`
-/// (`u32::MAX` marks a cell no row matched). Its pieces are smaller still (about 16 KiB of
-/// rows); the small value lets the unit tests cut short segments into several pieces.
+/// (`u32::MAX` marks a cell no row matched). The rescan's pieces (unsorted rows) are
+/// smaller still, about 16 KiB of rows; the small value lets the unit tests cut short
+/// segments into several pieces.
 pub(crate) const ARG_CHUNK_ROWS: usize = if SMALL_THRESHOLDS {
     3
 } else {

@@ -191,9 +191,9 @@ fn fold_piece<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 const ARG_BLOCK: usize = 64;
 
 /// [`fold_blocks`] for min and max with positions: `B` values and their positions at a time.
-/// The rows are taken in pieces that stay in L1 ([`rescan_rows`]); each piece is folded as
-/// the min or max without positions folds it ([`fold_piece`]), and a cell whose bits moved
-/// takes the position of the first of the piece's rows holding its new bits
+/// [`arg_rescan`] takes the rows in pieces that stay in L1 ([`rescan_rows`]); each piece is
+/// folded as the min or max without positions folds it ([`fold_piece`]), and a cell whose
+/// bits moved takes the position of the first of the piece's rows holding its new bits
 /// ([`first_equal`], a scan of the rows in cache). Min and max move only to a strictly
 /// better value (a NaN, once taken, stays), so that row is the one that set the cell, and
 /// equal values keep the first. On unsorted input, against tracking marks in the row loop
@@ -211,43 +211,55 @@ fn arg_blocks<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
 ) -> usize {
     let w = lane.w;
     assert_eq!(out.len(), w);
-    let piece = rescan_rows(B * std::mem::size_of::<T>());
     while c + B <= w {
         let ahead = pass_distance(rows, c, std::mem::size_of_val(out));
-        let mut v: [T; B] = out[c..c + B].try_into().expect("B cells");
+        let v: [T; B] = out[c..c + B].try_into().expect("B cells");
         let a = &mut arg[c..c + B];
         a.fill(first);
-        if R::CONSECUTIVE {
-            out[c..c + B].copy_from_slice(&arg_track::<T, C, R, B>(v, a, lane, rows, (c, ahead)));
-            c += B;
-            continue;
-        }
-        let mut lo = 0;
-        while lo < rows.len() {
-            let hi = lo + (rows.len() - lo).min(piece);
-            let now = fold_piece::<T, C, R, B>(v, lane, rows, (c, lo, hi, ahead));
-            // Branch-free: which cells moved is data-dependent.
-            let mut any = false;
-            for j in 0..B {
-                any |= v[j].to_bits_u64() != now[j].to_bits_u64();
-            }
-            if any {
-                first_equal::<T, R, B>(a, v, now, lane, rows, (c, lo, hi));
-            }
-            v = now;
-            lo = hi;
-        }
+        let v = if R::CONSECUTIVE {
+            arg_track::<T, C, R, B>(v, a, lane, rows, (c, ahead, first))
+        } else {
+            arg_rescan::<T, C, R, B>(v, a, lane, rows, (c, ahead))
+        };
         out[c..c + B].copy_from_slice(&v);
         c += B;
     }
     c
 }
 
+/// One block of [`arg_blocks`] by pieces and rescans, from `v` with positions `a`.
+#[inline(always)]
+fn arg_rescan<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
+    mut v: [T; B],
+    a: &mut [i64],
+    lane: Lane<'_, T>,
+    rows: R,
+    (c, ahead): (usize, usize),
+) -> [T; B] {
+    let piece = rescan_rows(B * std::mem::size_of::<T>());
+    let mut lo = 0;
+    while lo < rows.len() {
+        let hi = lo + (rows.len() - lo).min(piece);
+        let now = fold_piece::<T, C, R, B>(v, lane, rows, (c, lo, hi, ahead));
+        // Branch-free: which cells moved is data-dependent.
+        let mut any = false;
+        for j in 0..B {
+            any |= v[j].to_bits_u64() != now[j].to_bits_u64();
+        }
+        if any {
+            first_equal::<T, R, B>(a, v, now, lane, rows, (c, lo, hi));
+        }
+        v = now;
+        lo = hi;
+    }
+    v
+}
+
 /// The mark of no row: marks stay below it, and a moved cell never keeps it (a row holds
 /// its bits).
 const NONE: u32 = u32::MAX;
 
-/// Rows per piece of [`arg_blocks`]: [`ARG_RESCAN_BYTES`] of their lines, so that
+/// Rows per piece of [`arg_rescan`]: [`ARG_RESCAN_BYTES`] of their lines, so that
 /// [`first_equal`] finds them in cache, and at most [`ARG_CHUNK_ROWS`] (a piece's marks
 /// are `u32`).
 fn rescan_rows(block_bytes: usize) -> usize {
@@ -295,16 +307,15 @@ fn first_equal<T: Element, R: RowList, const B: usize>(
 /// [`first_equal`] finds). Rows read at the memory's full rate leave a second pass over
 /// them nothing to hide behind: max with positions of sorted rows took 0.80-0.95x as long
 /// as with the rescan (record/2026-11-27-sorted-positions.md). From `start` with
-/// positions `arg` (all the start's); with the full rule again on a NaN.
+/// positions `arg` (all `first`, the start's); with the full rule again on a NaN.
 #[inline(always)]
 fn arg_track<T: Element, C: Combiner<T>, R: RowList, const B: usize>(
     start: [T; B],
     arg: &mut [i64],
     lane: Lane<'_, T>,
     rows: R,
-    (c, ahead): (usize, usize),
+    (c, ahead, first): (usize, usize, i64),
 ) -> [T; B] {
-    let first = arg[0];
     let (v, probe) = track_pass::<T, R, B>(start, arg, lane, rows, (c, ahead), C::combine_ordered);
     let mut nan = false;
     for j in 0..B {
