@@ -305,7 +305,7 @@ fn first_equal<T: Element, R: RowList, const B: usize>(
 /// loop (a cell takes a row's mark where the row changes its bits, which is where it moved
 /// to a strictly better value or took a NaN: the first row holding the final bits, as
 /// [`first_equal`] finds). Rows read at the memory's full rate leave a second pass over
-/// them nothing to hide behind: max with positions of sorted rows took 0.80-0.95x as long
+/// them nothing to hide behind: max with positions of sorted rows took 0.75-0.95x as long
 /// as with the rescan (record/2026-11-27-sorted-positions.md). From `start` with
 /// positions `arg` (all `first`, the start's); with the full rule again on a NaN.
 #[inline(always)]
