@@ -1,7 +1,8 @@
 //! The segment fold of min and max (`segment::fold` picks it): in the type itself, exact,
 //! optionally with the position each cell took its value from.
 
-use super::fold::{Batch, RowList, Segments, pass_distance, row_at};
+use super::fold::Batch;
+use super::rowlist::{RowList, Segments, pass_distance, row_at};
 use crate::dtype::{DType, Element, Reduction};
 use crate::exec::isa::Level;
 use crate::exec::tuning::{ARG_CHUNK_ROWS, ARG_RESCAN_BYTES};

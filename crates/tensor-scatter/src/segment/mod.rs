@@ -59,6 +59,7 @@ mod fold;
 mod gather;
 mod groups;
 mod plan;
+mod rowlist;
 mod vjp;
 
 #[doc(hidden)]
@@ -90,8 +91,7 @@ use crate::view::{Tensor, TensorView, TensorViewMut};
 /// Defaults follow torch_scatter: `dim = -1`, no `dim_size`, reduction `sum`.
 ///
 /// ```
-/// use tensor_scatter::segment::SegmentOptions;
-/// use tensor_scatter::Reduction;
+/// use tensor_scatter::{Reduction, segment::SegmentOptions};
 /// let o = SegmentOptions::new().dim(0).dim_size(10).reduce(Reduction::Mean);
 /// assert_eq!((o.dim, o.dim_size, o.reduce), (0, Some(10), Reduction::Mean));
 /// ```
