@@ -48,22 +48,103 @@ pub(crate) fn gather_op(s: &str) -> PyResult<(GatherOp, &'static str)> {
     })
 }
 
+/// `repr(x)`, for messages.
+pub(crate) fn repr(x: &Bound<'_, PyAny>) -> String {
+    x.repr().map(|r| r.to_string()).unwrap_or_default()
+}
+
+/// An integer argument: anything `operator.index` takes (an `int`, a NumPy integer, a 0-d
+/// integer tensor), but not a bool; otherwise an `ArgumentTypeError` naming the operator and
+/// the argument.
+pub(crate) fn int_arg(name: &str, arg: &str, x: &Bound<'_, PyAny>) -> Result<i64, Raised> {
+    if !x.is_instance_of::<PyBool>()
+        && let Ok(v) = x.extract::<i64>()
+    {
+        return Ok(v);
+    }
+    Err(errors::exception(
+        x.py(),
+        "ArgumentTypeError",
+        format!("{name}: {arg}: {} is not an integer", repr(x)),
+    ))
+}
+
+/// A bool argument: `True`, `False` or a NumPy bool, nothing merely truthy.
+pub(crate) fn bool_arg(name: &str, arg: &str, x: &Bound<'_, PyAny>) -> Result<bool, Raised> {
+    if let Ok(b) = x.cast::<PyBool>() {
+        return Ok(b.is_true());
+    }
+    let ty = x.get_type();
+    let numpy_bool = ty.module().is_ok_and(|m| m == "numpy")
+        && ty.name().is_ok_and(|n| n == "bool" || n == "bool_");
+    if numpy_bool {
+        return x.is_truthy();
+    }
+    Err(errors::exception(
+        x.py(),
+        "ArgumentTypeError",
+        format!("{name}: {arg}: {} is not a bool", repr(x)),
+    ))
+}
+
 /// `threads=`: `None` (the process default, 0) or a count >= 0.
 pub(crate) fn threads_arg(name: &str, t: &Bound<'_, PyAny>) -> Result<usize, Raised> {
     if t.is_none() {
         return Ok(0);
     }
-    match t.extract::<usize>() {
-        Ok(n) if !t.is_instance_of::<PyBool>() => Ok(n),
-        _ => Err(argument(
+    let n = int_arg(name, "threads", t)?;
+    usize::try_from(n).map_err(|_| {
+        argument(
             t.py(),
             format!(
                 "{name}: threads: {} is not None or a count >= 0 (0: every core)",
-                t.repr().map(|r| r.to_string()).unwrap_or_default()
+                repr(t)
             ),
+        )
+    })
+}
+
+/// A reduction by its Python name, one of `accepted` (the names the caller's function
+/// takes); otherwise an `ArgumentError` naming the keyword and listing them.
+pub(crate) fn reduction_arg(
+    py: Python<'_>,
+    name: &str,
+    keyword: &str,
+    value: &Bound<'_, PyAny>,
+    accepted: &[&str],
+) -> Result<Reduction, Raised> {
+    let listed = || {
+        accepted
+            .iter()
+            .map(|a| format!("'{a}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let s = value.extract::<String>().map_err(|_| {
+        errors::exception(
+            py,
+            "ArgumentTypeError",
+            format!(
+                "{name}: {keyword}: {} is not a string; expected one of {}",
+                repr(value),
+                listed()
+            ),
+        )
+    })?;
+    match (accepted.contains(&s.as_str()), s.parse::<Reduction>()) {
+        (true, Ok(r)) => Ok(r),
+        _ => Err(argument(
+            py,
+            format!("{name}: {keyword}: '{s}' is not one of {}", listed()),
         )),
     }
 }
+
+/// The reductions the three scatters take: ours, then the peers' names for them.
+const SCATTER_REDUCTIONS: &[&str] = &[
+    "none", "add", "sub", "mul", "min", "max", "mean", "sum", "prod", "amin", "amax", "assign",
+    "update", "subtract", "multiply",
+];
 
 pub(crate) fn negative(py: Python<'_>, name: &str, s: &str) -> Result<NegativeIndices, Raised> {
     match s {
@@ -111,18 +192,16 @@ pub(crate) fn ties_arg(
 pub(crate) fn scatter_options(
     py: Python<'_>,
     name: &str,
-    axis: i64,
-    reduction: &str,
-    include_self: bool,
+    axis: &Bound<'_, PyAny>,
+    reduction: &Bound<'_, PyAny>,
+    include_self: &Bound<'_, PyAny>,
     negative_indices: &str,
     out_of_range: &str,
     accumulation: &str,
-    threads: usize,
-    updates_window: bool,
+    threads: &Bound<'_, PyAny>,
+    updates_window: &Bound<'_, PyAny>,
 ) -> Result<ScatterOptions, Raised> {
-    let reduction: Reduction = reduction
-        .parse()
-        .map_err(|e: Error| argument(py, format!("{name}: {e}")))?;
+    let reduction = reduction_arg(py, name, "reduction", reduction, SCATTER_REDUCTIONS)?;
     let out_of_range = match out_of_range {
         "error" => OutOfRange::Error,
         "clamp" => OutOfRange::Clamp,
@@ -145,14 +224,14 @@ pub(crate) fn scatter_options(
         }
     };
     Ok(ScatterOptions::new()
-        .axis(axis)
+        .axis(int_arg(name, "axis", axis)?)
         .reduction(reduction)
-        .include_self(include_self)
+        .include_self(bool_arg(name, "include_self", include_self)?)
         .negative(negative(py, name, negative_indices)?)
         .out_of_range(out_of_range)
         .accumulation(accumulation)
-        .updates_window(updates_window)
-        .par(Par::threads_exact(threads)))
+        .updates_window(bool_arg(name, "updates_window", updates_window)?)
+        .par(Par::threads_exact(threads_arg(name, threads)?)))
 }
 
 /// `torch.from_numpy`, and `tensor_scatter._arrays.torch_result` (which also views bfloat16
@@ -196,8 +275,8 @@ fn scatter<'py>(
     indices: &Bound<'py, PyAny>,
     updates: &Bound<'py, PyAny>,
     out: Option<&Bound<'py, PyAny>>,
-    axis: i64,
-    reduction: &str,
+    axis: &Bound<'py, PyAny>,
+    reduction: &Bound<'py, PyAny>,
     include_self: &Bound<'py, PyAny>,
     negative_indices: &str,
     out_of_range: &str,
@@ -206,27 +285,34 @@ fn scatter<'py>(
     updates_window: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let (op, name) = scatter_op(op)?;
+    let opts = scatter_options(
+        py,
+        name,
+        axis,
+        reduction,
+        include_self,
+        negative_indices,
+        out_of_range,
+        accumulation,
+        threads,
+        updates_window,
+    )?;
     let Some(d) = Operand::read(data) else {
         return Ok(None);
     };
     let Some(i) = Operand::read(indices).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
-    let Some(u) = Operand::read(updates).filter(|u| u.dtype == d.dtype) else {
+    // Updates of another dtype or shape go to the Python half (NumPy's casting, a scalar or
+    // a broadcast); prepared ones are taken as they are.
+    let Some(u) = Operand::read(updates).filter(|u| {
+        u.dtype == d.dtype
+            && (u.prepared
+                || opts.updates_window
+                || updates_shape(op, &d, &i, &opts).as_ref() == Some(&u.shape))
+    }) else {
         return Ok(None);
     };
-    let opts = scatter_options(
-        py,
-        name,
-        axis,
-        reduction,
-        include_self.is_truthy()?,
-        negative_indices,
-        out_of_range,
-        accumulation,
-        threads_arg(name, threads)?,
-        updates_window.is_truthy()?,
-    )?;
     let Some(out) = out else {
         let o = d.empty(&d.shape)?;
         // SAFETY: `o` is new, so it overlaps no input; every operand is held for the call.
@@ -258,18 +344,69 @@ fn scatter<'py>(
     Ok(Some(out.clone()))
 }
 
-/// The fill value: zero when unused or the integer 0, else a one-element array of data's
-/// dtype (`None`: the Python half must make one).
+/// The shape `updates` must have (`None` when the options or shapes are invalid: the library
+/// then says why).
+fn updates_shape(
+    op: ScatterOp,
+    d: &Operand<'_>,
+    i: &Operand<'_>,
+    opts: &ScatterOptions,
+) -> Option<Vec<usize>> {
+    let (ds, is) = (&d.shape, &i.shape);
+    let axis = |rank: usize| {
+        let r = rank as i64;
+        let a = if opts.axis < 0 {
+            opts.axis + r
+        } else {
+            opts.axis
+        };
+        (0..r).contains(&a).then_some(a as usize)
+    };
+    match op {
+        ScatterOp::Elements => Some(is.clone()),
+        ScatterOp::Nd => {
+            let (&k, tuples) = is.split_last()?;
+            Some([tuples, ds.get(k..)?].concat())
+        }
+        ScatterOp::Update => {
+            let a = axis(ds.len())?;
+            Some([&ds[..a], &is[..], &ds[a + 1..]].concat())
+        }
+    }
+}
+
+/// The fill value: zero when unused (`None`) or the integer 0, else a one-element array of
+/// data's dtype (`None`: the Python half must make one). A fill value without
+/// `out_of_range="fill"` is an error.
 fn fill_arg(
+    name: &str,
     d: &Operand<'_>,
     mode: GatherOutOfRange,
     fill: &Bound<'_, PyAny>,
-) -> Option<Option<tensor_scatter::DynTensor>> {
-    if mode != GatherOutOfRange::Fill
-        || (fill.is_exact_instance_of::<PyInt>() && fill.extract::<i64>().ok() == Some(0))
-    {
-        return Some(None);
+) -> Result<Option<Option<tensor_scatter::DynTensor>>, Raised> {
+    if fill.is_none() {
+        return Ok(Some(None));
     }
+    if mode != GatherOutOfRange::Fill {
+        return Err(argument(
+            fill.py(),
+            format!(
+                "{name}: fill_value: {} is given, but out_of_range is not 'fill' (it would be unused)",
+                repr(fill)
+            ),
+        ));
+    }
+    if fill.is_exact_instance_of::<PyInt>() && fill.extract::<i64>().ok() == Some(0) {
+        return Ok(Some(None));
+    }
+    Ok(fill_value(d, fill))
+}
+
+/// A one-element array of data's dtype given as the fill value, taken as it is.
+fn fill_value(
+    d: &Operand<'_>,
+    fill: &Bound<'_, PyAny>,
+) -> Option<Option<tensor_scatter::DynTensor>> {
     let f = Operand::read(fill)?;
     if f.dtype != d.dtype || f.shape.iter().product::<usize>() != 1 {
         return None;
@@ -290,22 +427,27 @@ fn gather<'py>(
     data: &Bound<'py, PyAny>,
     indices: &Bound<'py, PyAny>,
     out: Option<&Bound<'py, PyAny>>,
-    axis: i64,
-    batch_dims: i64,
+    axis: &Bound<'py, PyAny>,
+    batch_dims: &Bound<'py, PyAny>,
     negative_indices: &str,
     out_of_range: &str,
     fill_value: &Bound<'py, PyAny>,
     threads: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let (op, name) = gather_op(op)?;
+    let (axis, batch_dims) = (
+        int_arg(name, "axis", axis)?,
+        int_arg(name, "batch_dims", batch_dims)?,
+    );
+    let threads = threads_arg(name, threads)?;
+    let mode = gather_mode(py, name, out_of_range)?;
     let Some(d) = Operand::read(data) else {
         return Ok(None);
     };
     let Some(i) = Operand::read(indices).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
-    let mode = gather_mode(py, name, out_of_range)?;
-    let Some(fill) = fill_arg(&d, mode, fill_value) else {
+    let Some(fill) = fill_arg(name, &d, mode, fill_value)? else {
         return Ok(None);
     };
     let opts: DynGatherOptions = GatherOptions::new()
@@ -314,7 +456,7 @@ fn gather<'py>(
         .negative(negative(py, name, negative_indices)?)
         .out_of_range(mode)
         .fill_value(fill)
-        .par(Par::threads_exact(threads_arg(name, threads)?));
+        .par(Par::threads_exact(threads));
     let (o, given) = match out {
         None => {
             let shape = op
@@ -349,12 +491,14 @@ fn gather_shape(
     dtype: &str,
     data: Vec<usize>,
     indices: Vec<usize>,
-    axis: i64,
-    batch_dims: i64,
+    axis: &Bound<'_, PyAny>,
+    batch_dims: &Bound<'_, PyAny>,
 ) -> PyResult<Vec<usize>> {
-    let (op, _) = gather_op(op)?;
+    let (op, name) = gather_op(op)?;
     let t: DType = dtype.parse().map_err(|e: Error| raise(py, &e))?;
-    let opts = GatherOptions::<()>::new().axis(axis).batch_dims(batch_dims);
+    let opts = GatherOptions::<()>::new()
+        .axis(int_arg(name, "axis", axis)?)
+        .batch_dims(int_arg(name, "batch_dims", batch_dims)?);
     Ok(op
         .plan(t, &data, &indices, &opts)
         .map_err(|e| raise(py, &e))?

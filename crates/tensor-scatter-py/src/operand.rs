@@ -40,6 +40,8 @@ pub struct Operand<'py> {
     /// The bytes from the lowest to one past the highest element.
     span: (usize, usize),
     pub writeable: bool,
+    /// Prepared by the Python half (`Prepared`): taken as it is.
+    pub prepared: bool,
 }
 
 /// An array the Python half prepared, with the dtype of its bits (a torch bfloat16 tensor's
@@ -151,7 +153,9 @@ impl<'py> Operand<'py> {
         } else if let Ok(p) = obj.cast::<Prepared>() {
             let p = p.get();
             let a = p.array.bind(obj.py());
-            Self::numpy(a.as_any(), a, Some(p.dtype))?
+            let mut o = Self::numpy(a.as_any(), a, Some(p.dtype))?;
+            o.prepared = true;
+            o
         } else if is_torch_tensor(obj) {
             Self::torch(obj)?
         } else {
@@ -203,6 +207,7 @@ impl<'py> Operand<'py> {
             strides,
             span,
             writeable: flags & NPY_ARRAY_WRITEABLE != 0,
+            prepared: false,
         })
     }
 
@@ -288,6 +293,7 @@ impl<'py> Operand<'py> {
             strides,
             span,
             writeable: true,
+            prepared: false,
         })
     }
 

@@ -6,13 +6,14 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use tensor_scatter::segment::SegmentOptions;
 use tensor_scatter::{
-    Buffer, DynTensor, Error, Par, Reduction, SegmentOp, Tensor, segment_dyn, segment_dyn_out,
-    segment_vjp_dyn,
+    Buffer, DynTensor, Par, SegmentOp, Tensor, segment_dyn, segment_dyn_out, segment_vjp_dyn,
 };
 
 use crate::errors::{argument, raise};
 use crate::operand::{Kind, Operand};
-use crate::{TORCH_FROM_NUMPY, cached, result, threads_arg, ties_arg};
+use crate::{
+    TORCH_FROM_NUMPY, bool_arg, cached, int_arg, reduction_arg, repr, result, threads_arg, ties_arg,
+};
 
 fn segment_op(s: &str, unbiased: bool) -> PyResult<SegmentOp> {
     Ok(match s {
@@ -65,26 +66,41 @@ fn positions<'py>(py: Python<'py>, like: Kind, a: Tensor<i64>) -> PyResult<Bound
     }
 }
 
-/// The options the Python arguments name (`reduce` parsed, `threads` checked).
+/// The reductions of the family, by torch_scatter's names (then PyTorch's); with positions,
+/// min and max.
+const REDUCTIONS: &[&str] = &[
+    "sum", "add", "mul", "mean", "min", "max", "prod", "multiply", "amin", "amax",
+];
+const WITH_POSITIONS: &[&str] = &["min", "max", "amin", "amax"];
+
+/// The options the Python arguments name (`dim` and `dim_size` taken as `operator.index`
+/// takes them, `reduce` checked against the names `name` accepts, `threads` checked).
+#[allow(clippy::too_many_arguments)]
 fn options(
     py: Python<'_>,
     name: &str,
-    dim: i64,
-    dim_size: Option<usize>,
-    reduce: &str,
+    dim: &Bound<'_, PyAny>,
+    dim_size: Option<&Bound<'_, PyAny>>,
+    reduce: &Bound<'_, PyAny>,
+    want_arg: bool,
     threads: &Bound<'_, PyAny>,
 ) -> PyResult<SegmentOptions> {
-    let reduce: Reduction = reduce
-        .parse()
-        .map_err(|e: Error| argument(py, format!("{name}: reduce: {e}")))?;
+    let accepted = if want_arg { WITH_POSITIONS } else { REDUCTIONS };
+    let reduce = reduction_arg(py, name, "reduce", reduce, accepted)?;
     let opts = SegmentOptions::new()
-        .dim(dim)
+        .dim(int_arg(name, "dim", dim)?)
         .reduce(reduce)
         .par(Par::threads_exact(threads_arg(name, threads)?));
-    Ok(match dim_size {
-        Some(n) => opts.dim_size(n),
-        None => opts,
-    })
+    let Some(n) = dim_size.filter(|n| !n.is_none()) else {
+        return Ok(opts);
+    };
+    let count = usize::try_from(int_arg(name, "dim_size", n)?).map_err(|_| {
+        argument(
+            py,
+            format!("{name}: dim_size: {} is not None or a count >= 0", repr(n)),
+        )
+    })?;
+    Ok(opts.dim_size(count))
 }
 
 /// The values and, for min/max with positions, the positions.
@@ -102,14 +118,15 @@ pub fn segment<'py>(
     src: &Bound<'py, PyAny>,
     index: &Bound<'py, PyAny>,
     out: Option<&Bound<'py, PyAny>>,
-    dim: i64,
-    dim_size: Option<usize>,
-    reduce: &str,
+    dim: &Bound<'py, PyAny>,
+    dim_size: Option<&Bound<'py, PyAny>>,
+    reduce: &Bound<'py, PyAny>,
     want_arg: bool,
-    unbiased: bool,
+    unbiased: &Bound<'py, PyAny>,
     threads: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Answer<'py>>> {
-    let op = segment_op(op, unbiased)?;
+    let std_name = segment_op("std", true)?.name();
+    let op = segment_op(op, bool_arg(std_name, "unbiased", unbiased)?)?;
     let name = op.name();
     let Some(s) = Operand::read(src) else {
         return Ok(None);
@@ -117,7 +134,7 @@ pub fn segment<'py>(
     let Some(i) = Operand::read(index).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
-    let opts = options(py, name, dim, dim_size, reduce, threads)?;
+    let opts = options(py, name, dim, dim_size, reduce, want_arg, threads)?;
     let kind = s.kind;
     if let Some(out) = out {
         let Some(o) = Operand::output(out)
@@ -180,9 +197,9 @@ pub fn segment_vjp<'py>(
     src: Option<&Bound<'py, PyAny>>,
     index: &Bound<'py, PyAny>,
     out: Option<&Bound<'py, PyAny>>,
-    dim: i64,
-    dim_size: Option<usize>,
-    reduce: &str,
+    dim: &Bound<'py, PyAny>,
+    dim_size: Option<&Bound<'py, PyAny>>,
+    reduce: &Bound<'py, PyAny>,
     ties: &str,
     threads: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Answer<'py>>> {
@@ -206,7 +223,7 @@ pub fn segment_vjp<'py>(
         return Ok(None);
     };
     let ties = ties_arg(py, name, ties)?;
-    let opts = options(py, name, dim, dim_size, reduce, threads)?.ties(ties);
+    let opts = options(py, name, dim, dim_size, reduce, false, threads)?.ties(ties);
     // SAFETY: the inputs are held for the call and nothing writes them.
     let (gv, iv, sv, ov) = unsafe {
         (

@@ -7,7 +7,9 @@ use tensor_scatter::{DynGatherOptions, GatherOptions, Par, gather_vjp_dyn, scatt
 use crate::errors::raise;
 use crate::operand::Operand;
 use crate::segment::new_array;
-use crate::{gather_mode, gather_op, negative, scatter_op, scatter_options, threads_arg, ties_arg};
+use crate::{
+    gather_mode, gather_op, int_arg, negative, scatter_op, scatter_options, threads_arg, ties_arg,
+};
 
 /// `(grad wrt data, grad wrt updates)` of one scatter, or `None`.
 #[pyfunction]
@@ -20,8 +22,8 @@ pub fn scatter_vjp<'py>(
     data: &Bound<'py, PyAny>,
     indices: &Bound<'py, PyAny>,
     updates: &Bound<'py, PyAny>,
-    axis: i64,
-    reduction: &str,
+    axis: &Bound<'py, PyAny>,
+    reduction: &Bound<'py, PyAny>,
     include_self: &Bound<'py, PyAny>,
     negative_indices: &str,
     out_of_range: &str,
@@ -51,12 +53,12 @@ pub fn scatter_vjp<'py>(
         name,
         axis,
         reduction,
-        include_self.is_truthy()?,
+        include_self,
         negative_indices,
         out_of_range,
         "per_update",
-        threads_arg(name, threads)?,
-        updates_window.is_truthy()?,
+        threads,
+        updates_window,
     )?
     .ties(ties);
     // SAFETY: the inputs are held for the call and nothing writes them.
@@ -77,8 +79,8 @@ pub fn gather_vjp<'py>(
     grad: &Bound<'py, PyAny>,
     indices: &Bound<'py, PyAny>,
     data_shape: Vec<usize>,
-    axis: i64,
-    batch_dims: i64,
+    axis: &Bound<'py, PyAny>,
+    batch_dims: &Bound<'py, PyAny>,
     negative_indices: &str,
     out_of_range: &str,
     threads: &Bound<'py, PyAny>,
@@ -97,8 +99,8 @@ pub fn gather_vjp<'py>(
     };
     let mode = gather_mode(py, name, out_of_range)?;
     let opts: DynGatherOptions = GatherOptions::new()
-        .axis(axis)
-        .batch_dims(batch_dims)
+        .axis(int_arg(name, "axis", axis)?)
+        .batch_dims(int_arg(name, "batch_dims", batch_dims)?)
         .negative(negative(py, name, negative_indices)?)
         .out_of_range(mode)
         .par(Par::threads_exact(threads_arg(name, threads)?));

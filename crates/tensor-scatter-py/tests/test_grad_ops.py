@@ -72,17 +72,18 @@ def test_gather_vjp_adds_into_the_cells_read(op, mode):
     rng = np.random.default_rng([len(op), len(mode)])
     data = rng.uniform(size=(4, 3))
     bad = mode != "error"
+    fill = 2.0 if mode == "fill" else None  # given only with out_of_range="fill"
     if op == "gather":
         idx = rng.integers(-4, 6 if bad else 4, 7)
-        f = lambda d: ts.gather(d, idx, axis=0, out_of_range=mode, fill_value=2.0)
+        f = lambda d: ts.gather(d, idx, axis=0, out_of_range=mode, fill_value=fill)
         vjp = lambda g: ts.gather_vjp(g, idx, d.shape, axis=0, out_of_range=mode)
     elif op == "elements":
         idx = rng.integers(-3, 5 if bad else 3, (4, 5))
-        f = lambda d: ts.gather_elements(d, idx, axis=1, out_of_range=mode, fill_value=2.0)
+        f = lambda d: ts.gather_elements(d, idx, axis=1, out_of_range=mode, fill_value=fill)
         vjp = lambda g: ts.gather_elements_vjp(g, idx, d.shape, axis=1, out_of_range=mode)
     else:
         idx = np.stack([rng.integers(0, 6 if bad else 4, 5), rng.integers(0, 3, 5)], axis=1)
-        f = lambda d: ts.gather_nd(d, idx, out_of_range=mode, fill_value=2.0)
+        f = lambda d: ts.gather_nd(d, idx, out_of_range=mode, fill_value=fill)
         vjp = lambda g: ts.gather_nd_vjp(g, idx, d.shape, out_of_range=mode)
     d = data
     w = rng.uniform(size=f(d).shape)
@@ -166,10 +167,11 @@ def test_torch_gradcheck_gathers():
     i = torch.tensor([[2, 0, 5], [1, -1, 1]])
     for mode in ("error", "clamp", "fill"):
         ii = i.clamp(-4, 3) if mode == "error" else i
-        fs = [lambda d: ts.gather(d, ii, axis=0, out_of_range=mode, fill_value=9.0),
+        fill = 9.0 if mode == "fill" else None
+        fs = [lambda d: ts.gather(d, ii, axis=0, out_of_range=mode, fill_value=fill),
               lambda d: ts.gather_elements(d, ii[:, :3] % 3 if mode == "error" else ii, axis=1,
-                                           out_of_range=mode, fill_value=9.0),
-              lambda d: ts.gather_nd(d, ii[:, :2], out_of_range=mode, fill_value=9.0)]
+                                           out_of_range=mode, fill_value=fill),
+              lambda d: ts.gather_nd(d, ii[:, :2], out_of_range=mode, fill_value=fill)]
         for f in fs:
             assert torch.autograd.gradcheck(f, (d,))
             assert torch.autograd.gradgradcheck(f, (d,))

@@ -173,18 +173,19 @@ def gather_case(draw):
 def test_gathers_match_the_reference(c):
     d, i, axis, policy = c["data"], c["indices"], c["axis"], c["policy"]
     fill = d.dtype.type(1)
+    fill_value = fill if policy == "fill" else None  # given only with out_of_range="fill"
     want = ref.gather(d, i, axis, out_of_range=policy, fill=fill)
-    got = ts.gather(d, i, axis=axis, out_of_range=policy, fill_value=fill, threads=c["threads"])
+    got = ts.gather(d, i, axis=axis, out_of_range=policy, fill_value=fill_value, threads=c["threads"])
     assert bits(got) == bits(want)
     # gather_elements: indices of data's rank, along the axis.
     ie = np.resize(i, d.shape) if i.size else np.zeros(d.shape, i.dtype)
     want = ref.gather_elements(d, ie, axis, out_of_range=policy, fill=fill)
-    got = ts.gather_elements(d, ie, axis=axis, out_of_range=policy, fill_value=fill, threads=c["threads"])
+    got = ts.gather_elements(d, ie, axis=axis, out_of_range=policy, fill_value=fill_value, threads=c["threads"])
     assert bits(got) == bits(want)
     # gather_nd: tuples of length 1 over dim 0 (in range for it when the policy needs that).
     ind = i.reshape(-1, 1)
     if policy == "error":
         ind = (ind.astype(np.int64) % d.shape[0]).astype(i.dtype)
     want = ref.gather_nd(d, ind, out_of_range=policy, fill=fill)
-    got = ts.gather_nd(d, ind, out_of_range=policy, fill_value=fill, threads=c["threads"])
+    got = ts.gather_nd(d, ind, out_of_range=policy, fill_value=fill_value, threads=c["threads"])
     assert bits(got) == bits(want)

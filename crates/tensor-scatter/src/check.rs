@@ -8,6 +8,8 @@ use crate::error::{Error, ErrorKind};
 use crate::exec::Ctx;
 use crate::exec::tuning::CHECK_BLOCK;
 use crate::index::{Fault, IndexInt, IndexPolicy, accepted_range, resolve};
+use crate::shape::sat_product;
+use crate::view::TensorView;
 
 /// The row-major position in `idx` of the first index `policy` refuses, or `None`. `idx` holds
 /// tuples of `dims.len()` components, component `j` addressing a dimension of `dims[j].1`
@@ -64,6 +66,129 @@ pub(crate) fn first_bad<I: IndexInt>(
     match first.into_inner() {
         usize::MAX => None,
         bad => Some(bad),
+    }
+}
+
+/// How an index steps through the dims after `axis` (`shape` and `strides` its layout):
+/// `Some(None)` when it does not (every such dim broadcast, or of extent 1: one value per
+/// row), `Some(Some((k, step)))` when they are one run of `k` elements `step` apart (its
+/// values must then be read to know whether they are constant, [`constant_rows`]), `None`
+/// otherwise.
+pub(crate) fn after_axis(
+    shape: &[usize],
+    strides: &[isize],
+    axis: usize,
+) -> Option<Option<(usize, isize)>> {
+    let mut run: Option<(usize, isize)> = None; // the run so far, from the last dim
+    for d in (axis + 1..shape.len()).rev() {
+        let (m, st) = (shape[d], strides[d]);
+        if m == 1 {
+            continue;
+        }
+        run = match run {
+            None => Some((m, st)),
+            Some((k, t)) if st == t.wrapping_mul(k as isize) => Some((k * m, t)),
+            Some(_) => return None,
+        };
+    }
+    Some(run.filter(|&(_, st)| st != 0))
+}
+
+/// The value of every index row, when `indices` holds one value along the dims after an
+/// axis at every position of a walk (`walk_shape` with `walk_strides`): the `k` values `step`
+/// apart from each position are equal (an index expanded and then made contiguous). One pass
+/// over the index by `cx`'s threads, each writing the values of its own positions, stopping
+/// at the first row that differs (`None`, as for a walk outside the view or an allocation
+/// that fails: the caller then reads the index element by element).
+pub(crate) fn constant_rows<I: IndexInt>(
+    indices: &TensorView<'_, I>,
+    walk_shape: &[usize],
+    walk_strides: &[isize],
+    (k, step): (usize, isize),
+    cx: Ctx,
+) -> Option<Vec<I>> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let walk = walk_shape.iter().copied().zip(walk_strides.iter().copied());
+    if k == 0 || !indices.walks_within(walk.chain([(k, step)])) {
+        return None;
+    }
+    let positions = sat_product(walk_shape);
+    let mut rows = Vec::new();
+    rows.try_reserve_exact(positions).ok()?;
+    rows.resize(positions, I::default());
+    let bytes = positions
+        .saturating_mul(k)
+        .saturating_mul(std::mem::size_of::<I>());
+    let tasks = cx.tasks(bytes, 1);
+    let mut parts = Vec::with_capacity(tasks);
+    let mut rest = &mut rows[..];
+    for t in 0..tasks {
+        let (lo, hi) = crate::shape::part(positions, tasks, t, 1);
+        let (part, r) = rest.split_at_mut(hi - lo);
+        rest = r;
+        parts.push(Mutex::new(part));
+    }
+    let varies = AtomicBool::new(false);
+    cx.run(tasks, |t| {
+        let (lo, _) = crate::shape::part(positions, tasks, t, 1);
+        let mut part = parts[t].lock().unwrap_or_else(|e| e.into_inner());
+        let mut coord = unravel(lo, walk_shape);
+        let mut same = true;
+        for (p, row) in part.iter_mut().enumerate() {
+            if p % 64 == 0 && varies.load(Relaxed) {
+                return;
+            }
+            let at = indices.layout.offset as isize
+                + coord
+                    .iter()
+                    .zip(walk_strides)
+                    .map(|(&c, &s)| c as isize * s)
+                    .sum::<isize>();
+            // Branch-free within a row, so the compares vectorise.
+            let first = if step == 1 {
+                // SAFETY: positions `at..at + k` are steps of the walk checked above.
+                let r = unsafe { indices.data.run(at as usize, k) };
+                same &= r.iter().fold(true, |acc, &v| acc & (v == r[0]));
+                r[0]
+            } else {
+                // SAFETY: `at + j * step` for `j < k` are steps of the walk checked above.
+                let first = unsafe { indices.data.get(at as usize) };
+                same &= (1..k as isize).fold(true, |acc, j| {
+                    // SAFETY: as above.
+                    acc & (unsafe { indices.data.get((at + j * step) as usize) } == first)
+                });
+                first
+            };
+            if !same {
+                varies.store(true, Relaxed);
+                return;
+            }
+            *row = first;
+            next_coord(&mut coord, walk_shape);
+        }
+    });
+    drop(parts);
+    (!varies.into_inner()).then_some(rows)
+}
+
+/// The row-major coordinate of flat position `p` in `shape`.
+pub(crate) fn unravel(mut p: usize, shape: &[usize]) -> Vec<usize> {
+    let mut c = vec![0; shape.len()];
+    for (x, &n) in c.iter_mut().zip(shape).rev() {
+        *x = p % n.max(1);
+        p /= n.max(1);
+    }
+    c
+}
+
+fn next_coord(c: &mut [usize], shape: &[usize]) {
+    for (x, &n) in c.iter_mut().zip(shape).rev() {
+        *x += 1;
+        if *x < n {
+            return;
+        }
+        *x = 0;
     }
 }
 

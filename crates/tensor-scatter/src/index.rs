@@ -43,7 +43,9 @@ pub enum Native<'v, 'a> {
 /// use tensor_scatter::IndexInt;
 /// assert_eq!(u64::MAX.to_i128(), 18446744073709551615);
 /// ```
-pub trait IndexInt: private::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
+pub trait IndexInt:
+    private::Sealed + Copy + Default + Send + Sync + fmt::Debug + PartialEq + 'static
+{
     /// The runtime tag.
     const DTYPE: DType;
     /// The exact value.

@@ -267,6 +267,25 @@ impl<'a, T: Copy> TensorView<'a, T> {
         })
     }
 
+    /// The view of the dims `dims` (increasing) alone, every other dim at coordinate 0: a view
+    /// of some of this view's elements (`None` when it has none).
+    pub(crate) fn select_dims(&self, dims: &[usize]) -> Option<TensorView<'a, T>> {
+        let l = &self.layout;
+        if l.numel == 0 || dims.iter().any(|&d| d >= l.shape.len()) {
+            return None;
+        }
+        let shape: Vec<usize> = dims.iter().map(|&d| l.shape[d]).collect();
+        Some(TensorView {
+            data: self.data,
+            layout: Layout {
+                numel: shape.iter().product(),
+                shape,
+                strides: dims.iter().map(|&d| l.strides[d]).collect(),
+                offset: l.offset,
+            },
+        })
+    }
+
     /// [`to_vec`](Self::to_vec), or [`OutOfMemory`](ErrorKind::OutOfMemory) naming `op` and
     /// `arg` when the copy cannot be allocated (a broadcast view can be far larger than its
     /// buffer).

@@ -11,6 +11,7 @@ array([0., 3., 0., 5.])
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional
 
 import numpy as np
@@ -29,7 +30,14 @@ from ._arrays import (
     staged,
     writable,
 )
-from ._errors import ArgumentError, DTypeError, Error, OutOfMemoryError, OutOfRangeError
+from ._errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    Error,
+    OutOfMemoryError,
+    OutOfRangeError,
+)
 from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
 from ._segment import __all__ as _segment_all
 from ._grad import *  # noqa: F401,F403 (the backward passes)
@@ -51,6 +59,7 @@ __all__ = [
     "OutOfRangeError",
     "DTypeError",
     "ArgumentError",
+    "ArgumentTypeError",
     "OutOfMemoryError",
     "__version__",
     *_segment_all,
@@ -78,6 +87,11 @@ def set_default_threads(n: int) -> None:
     _native.set_default_threads(n)
 
 
+def __dir__():
+    """The public names (the helpers the package imports for itself are not listed)."""
+    return sorted(__all__)
+
+
 def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
     """`a`, copied when its memory may overlap one of `others` (an output being written)."""
     return a.copy() if any(overlaps(a, o) for o in others) else a
@@ -90,12 +104,56 @@ def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
 # Python are made here, and the native half is called on `_native.Prepared` arrays (an array
 # and the dtype of its bits), which it always accepts.
 
+def _updates_shape(op, data_shape, index_shape, axis):
+    """The shape ``updates`` must have, or ``None`` when the shapes or the axis are invalid (the
+    library then says why)."""
+    if op == "elements":
+        return index_shape
+    if op == "nd":
+        if not index_shape or index_shape[-1] > len(data_shape):
+            return None
+        return index_shape[:-1] + data_shape[index_shape[-1]:]
+    r = len(data_shape)
+    a = axis + r if axis < 0 else axis
+    if not 0 <= a < r:
+        return None
+    return data_shape[:a] + index_shape + data_shape[a + 1:]
+
+
+def _as_updates(u, d, op, name, index_shape, axis, window):
+    """``updates`` as the scatter takes it: of another dtype, cast by NumPy's ``same_kind``
+    rule (as ``ufunc.at`` casts; a Python scalar or list follows NumPy's conversion; a torch
+    tensor must have data's dtype, as torch's own scatters require); of another shape,
+    broadcast to the shape the scatter needs (``np.add.at(x, i, 2.0)``), as a view."""
+    if u.dtype != d.dtype:
+        if u.kind == "torch" or d.kind == "torch":
+            raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's "
+                             f"dtype {d.dtype} (torch's scatters do not cast either: pass "
+                             f"updates.to(data.dtype))")
+        if not np.can_cast(u.array.dtype, d.array.dtype, "same_kind"):
+            raise DTypeError(f"{name}: updates: dtype {u.dtype} cannot be cast to data's dtype "
+                             f"{d.dtype} under NumPy's 'same_kind' rule (as ufunc.at); cast it "
+                             f"first, e.g. updates.astype(data.dtype)")
+        u = u._replace(array=u.array.astype(d.array.dtype), dtype=d.dtype)
+    want = _updates_shape(op, tuple(d.array.shape), tuple(index_shape), axis)
+    if want is not None and u.array.shape != want and not window:
+        try:
+            u = u._replace(array=np.broadcast_to(u.array, want))
+        except ValueError:
+            pass  # the library names the shapes
+    return u
+
+
 def _scatter(op, name, data, indices, updates, out, *options):
     d = readable(as_arr(data, "data", name), "data", name)
     i = readable(index_arr(indices, "indices", name), "indices", name)
     u = readable(as_arr(updates, "updates", name), "updates", name)
-    if u.dtype != d.dtype:
-        raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's dtype {d.dtype}")
+    try:
+        axis = operator.index(options[0])
+    except TypeError:
+        axis = 0  # the native half raises
+    window = options[7] is True or (type(options[7]) is np.bool_ and bool(options[7]))
+    u = _as_updates(u, d, op, name, i.array.shape, axis, window)
     if out is None:
         res = new_result(d.array.shape, d)
         done(_native.scatter(op, d.prepared(), i.prepared(), u.prepared(), d.prepared(res), *options))
@@ -122,7 +180,9 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
             fill_value, threads):
     d = readable(as_arr(data, "data", name), "data", name)
     i = readable(index_arr(indices, "indices", name), "indices", name)
-    fill = d.prepared(scalar(fill_value, d, name)) if out_of_range == "fill" else 0
+    fill = fill_value  # None, or one the native half refuses without out_of_range="fill"
+    if out_of_range == "fill" and fill_value is not None:
+        fill = d.prepared(scalar(fill_value, d, name))
     options = (axis, batch_dims, negative_indices, out_of_range, fill, threads)
     if out is None:
         shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, axis, batch_dims)
@@ -265,7 +325,7 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
 
 
 def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indices: str = "wrap",
-           out_of_range: str = "error", fill_value=0, threads: Optional[int] = None, out=None):
+           out_of_range: str = "error", fill_value=None, threads: Optional[int] = None, out=None):
     """ONNX Gather / ``np.take`` / ``torch.index_select``: the slices of ``data`` along
     ``axis`` that ``indices`` names; the result has shape
     ``data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]``.
@@ -286,7 +346,7 @@ def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indice
 
 
 def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wrap",
-                    out_of_range: str = "error", fill_value=0, threads: Optional[int] = None,
+                    out_of_range: str = "error", fill_value=None, threads: Optional[int] = None,
                     out=None):
     """ONNX GatherElements / ``np.take_along_axis`` / ``torch.gather``: ``out[p] =
     data[p with p[axis] = indices[p]]``, the inverse of :func:`scatter_elements`.
@@ -305,7 +365,7 @@ def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wr
 
 
 def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wrap",
-              out_of_range: str = "error", fill_value=0, threads: Optional[int] = None, out=None):
+              out_of_range: str = "error", fill_value=None, threads: Optional[int] = None, out=None):
     """ONNX GatherND / TensorFlow ``gather_nd``: each row of ``indices`` names a slice of
     ``data`` (after ``batch_dims`` shared leading dims), the inverse of :func:`scatter_nd`.
 

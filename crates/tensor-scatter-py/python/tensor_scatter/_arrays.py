@@ -82,7 +82,12 @@ def as_arr(x: Any, arg: str, op: str) -> Arr:
 
 
 def index_arr(x: Any, arg: str, op: str) -> Arr:
-    """`x` as an `Arr` of an integer index dtype, else a `DTypeError` naming `arg`."""
+    """`x` as an `Arr` of an integer index dtype, else a `DTypeError` naming `arg`. A list or
+    tuple is an array (NumPy's conversion), and an empty one an empty int64 index."""
+    if isinstance(x, (list, tuple)):
+        a = np.asarray(x)
+        if a.size == 0:
+            return Arr(a.astype(np.int64), "int64", "numpy")
     i = as_arr(x, arg, op)
     if i.dtype not in INDEX_DTYPES:
         raise DTypeError(
@@ -180,15 +185,32 @@ def result(a: np.ndarray, like: Arr) -> Any:
 
 
 def scalar(value: Any, like: Arr, op: str) -> np.ndarray:
-    """`value` as a one-element array of `like`'s dtype (its bits, for torch bf16)."""
+    """`value` as a one-element array of `like`'s dtype (its bits, for torch bf16). The value
+    must be one the dtype holds: exactly for integers and bool (1.5 is no int64, 256 no
+    uint8), to the nearest for floats (0.1 as a float32), but never a finite value that
+    overflows to infinity."""
+    bad = f"{op}: fill_value: {value!r} is not a {like.dtype}"
     try:
+        v = np.asarray(value)
+    except (TypeError, ValueError) as e:
+        raise ArgumentError(f"{bad}: {e}") from None
+    if v.size != 1 or v.dtype.kind not in "biuf":
+        raise ArgumentError(f"{bad} (one number is expected)")
+    v = v.reshape(())
+    with np.errstate(all="ignore"):
         if like.dtype == "bfloat16" and like.kind == "torch":
             torch = _torch()
-            t = torch.tensor([value], dtype=torch.bfloat16)
-            return t.view(torch.int16).numpy()
-        return np.array([value], dtype=like.array.dtype)
-    except (TypeError, ValueError, OverflowError) as e:
-        raise ArgumentError(f"{op}: fill_value: {value!r} is not a {like.dtype}: {e}") from None
+            t = torch.tensor([float(v)], dtype=torch.bfloat16)
+            out, back = t.view(torch.int16).numpy(), float(t[0])
+        else:
+            out = v.astype(like.array.dtype).reshape(1)
+            back = out[0]
+    if like.dtype in ("float64", "float32", "float16", "bfloat16"):
+        if np.isfinite(v) and not np.isfinite(float(back)):
+            raise ArgumentError(f"{bad}: it overflows the dtype")
+    elif not (np.isfinite(v) and back == v):
+        raise ArgumentError(f"{bad}: the dtype cannot hold it exactly")
+    return out
 
 
 def overlaps(a: np.ndarray, b: np.ndarray) -> bool:

@@ -183,6 +183,41 @@ def needs_grad(*xs) -> bool:
 _functions = None
 
 
+def _once_differentiable(fn):
+    """``torch.autograd.function.once_differentiable`` for the backwards that are not linear in
+    the gradient (mul, min, max): their result depends on the saved inputs too, so it must
+    refuse a second derivative also when only those require grad (torch's decorator looks at
+    the gradient alone, and a gradient that does not require grad would silently drop the
+    second derivative's terms). The refusal comes when that derivative is asked for."""
+    import functools
+
+    import torch
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with torch.no_grad():
+            outputs = fn(ctx, *args)
+        if not torch.is_grad_enabled():
+            return outputs
+        inputs = [a for a in args if isinstance(a, torch.Tensor)] + list(ctx.saved_tensors)
+        if not any(t.requires_grad for t in inputs):
+            return outputs
+        from torch._C import _functions
+
+        err = _functions.DelayedError(
+            b"tensor_scatter: the second derivative of a mul, min or max reduction is not "
+            b"computed (its backward is differentiable once)", len(outputs))
+
+        def requiring_grad(v):
+            if v is None:
+                return None
+            v = v.detach()
+            v.requires_grad = True
+            return v
+        return err(*[requiring_grad(v) for v in outputs])
+    return wrapper
+
+
 def _make():
     """The autograd functions, made on first use (torch is optional)."""
     import torch
@@ -218,10 +253,15 @@ def _make():
                 r = Linear.apply(g, ctx.src, ctx.index, ctx.with_out, ctx.spec)
                 gs, go = r if ctx.with_out else (r, None)
             else:
-                (src,) = ctx.saved_tensors
-                gs, go = _vjp(op, g.detach().contiguous(), src.detach(), ctx.index,
-                              ctx.out_init, dim, dim_size, reduce, ties, threads)
+                gs, go = _nonlinear_reduce(ctx, g)
             return gs, go, None, None
+
+    @_once_differentiable
+    def _nonlinear_reduce(ctx, g):
+        op, dim, dim_size, reduce, _, ties, threads = ctx.spec
+        (src,) = ctx.saved_tensors
+        return _vjp(op, g.detach().contiguous(), src.detach(), ctx.index, ctx.out_init, dim,
+                    dim_size, reduce, ties, threads)
 
     class Linear(torch.autograd.Function):
         """The backward of a sum or mean, ``g -> (d src, d out)``: linear in ``g``, so its
@@ -460,7 +500,6 @@ _op_functions = None
 def _make_ops():
     """The autograd functions of the six operators, made on first use."""
     import torch
-    from torch.autograd.function import once_differentiable
 
     from . import _scatter_raw, _gather_raw
 
@@ -491,7 +530,7 @@ def _make_ops():
                 gd, gu = _nonlinear(ctx, g)
             return gd, gu, None, None, None
 
-    @once_differentiable
+    @_once_differentiable
     def _nonlinear(ctx, g):
         data, updates = ctx.saved_tensors
         return _scatter_vjp(ctx.op, g.detach().contiguous(), data.detach(), ctx.indices,
@@ -535,7 +574,7 @@ def _make_ops():
 
         @staticmethod
         def backward(ctx, h):
-            spec = ctx.spec[:4] + (0,) + ctx.spec[5:]
+            spec = ctx.spec[:4] + (None,) + ctx.spec[5:]  # the fill value is a constant
             return Gather.apply(h, ctx.indices, ctx.op, spec), None, None, None, None
 
     return Scatter, Gather

@@ -73,12 +73,10 @@ def _general(op, src, index, out, *options):
 
 def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg=False,
          unbiased=True, threads=None, ties="split"):
+    # Every other argument is checked by the native half (dim and dim_size as operator.index
+    # takes them, reduce against the names the function accepts).
     if ties not in ("split", "first"):
         raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
-    if not isinstance(reduce, str):
-        raise ArgumentError(f"{_NAMES[op]}: reduce: {reduce!r} is not a string")
-    if dim_size is not None and (isinstance(dim_size, bool) or not isinstance(dim_size, int) or dim_size < 0):
-        raise ArgumentError(f"{_NAMES[op]}: dim_size: {dim_size!r} is not None or a count >= 0")
     if op in _COMPOSITES and needs_grad(src):
         return composite_autograd(op, src, index, dim, dim_size, unbiased, threads), None
     if op in _DIFFERENTIABLE and needs_grad(src, out):
@@ -213,13 +211,19 @@ def segment_coo(src, index, out=None, dim_size: Optional[int] = None, reduce: st
     return _run("coo", src, index, out, -1, dim_size, reduce, threads=threads, ties=ties)[0]
 
 
+def _named(f, name, doc):
+    """``f`` under its public name (``help`` and tracebacks show it)."""
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
 def _csr(reduce, doc):
     def f(src, indptr, out=None, *, threads: Optional[int] = None, ties: str = "split"):
         r = _run("csr", src, indptr, out, -1, None, reduce, reduce in ("min", "max"),
                  threads=threads, ties=ties)
         return r if reduce in ("min", "max") else r[0]
-    f.__doc__ = doc
-    return f
+    return _named(f, f"segment_{reduce}_csr", doc)
 
 
 def _coo(reduce, doc):
@@ -228,8 +232,7 @@ def _coo(reduce, doc):
         r = _run("coo", src, index, out, -1, dim_size, reduce, reduce in ("min", "max"),
                  threads=threads, ties=ties)
         return r if reduce in ("min", "max") else r[0]
-    f.__doc__ = doc
-    return f
+    return _named(f, f"segment_{reduce}_coo", doc)
 
 
 segment_sum_csr = _csr("sum", ":func:`segment_csr` with ``reduce='sum'``.")
@@ -311,5 +314,5 @@ def scatter_std(src, index, dim: int = -1, out=None, dim_size: Optional[int] = N
     >>> ts.scatter_std(np.array([1.0, 3.0, 7.0]), np.array([0, 0, 1]))
     array([1.41421356, 0.        ])
     """
-    r = _run("std", src, index, None, dim, dim_size, "sum", unbiased=bool(unbiased), threads=threads)
+    r = _run("std", src, index, None, dim, dim_size, "sum", unbiased=unbiased, threads=threads)
     return _into(out, r[0])

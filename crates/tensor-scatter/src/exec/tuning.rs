@@ -39,6 +39,17 @@ pub(crate) const RANGE_STREAM_MIN_BYTES: usize = if SMALL_THRESHOLDS { 64 } else
 /// Slice scatters with `none` drop overwritten tuples when each moves this many cells.
 pub(crate) const DEDUP_MIN_CELLS: usize = if SMALL_THRESHOLDS { 0 } else { 512 };
 
+/// A scatter whose every index moves a run of at least this many contiguous cells runs on the
+/// row fold (`scatter::rows`); narrower runs take the element kernels.
+pub(crate) const ROWS_MIN_WIDTH: usize = 2;
+
+/// The fewest updates per destination row for which the row fold beats the slice kernel in
+/// place (it visits every row); [`ROWS_MIN_DENSITY_COPY`] when `data` is copied too.
+pub(crate) const ROWS_MIN_DENSITY: usize = 1;
+
+/// [`ROWS_MIN_DENSITY`] for the forms that copy `data` (the slice kernel streams the copy).
+pub(crate) const ROWS_MIN_DENSITY_COPY: usize = if SMALL_THRESHOLDS { 1 } else { 4 };
+
 /// Bytes per cache line, the alignment of task boundaries ([`line_cells`]).
 const LINE_BYTES: usize = if SMALL_THRESHOLDS { 4 } else { 64 };
 

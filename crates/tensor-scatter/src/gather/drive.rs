@@ -7,7 +7,8 @@ use crate::check;
 use crate::dtype::{BitsOf, Element};
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
-use crate::index::{IndexInt, IndexPolicy, with_native_indices};
+use crate::exec::tuning::ROWS_MIN_WIDTH;
+use crate::index::{Fault, IndexInt, IndexPolicy, resolve, with_native_indices};
 use crate::kernels::gather::strided::{self, DataView, SliceDims};
 use crate::kernels::gather::{Geom, Job};
 use crate::kernels::{self, DestPtr};
@@ -15,7 +16,7 @@ use crate::scatter::is_contiguous;
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 use super::GatherOptions;
-use super::plan::{GatherPlan, GatherPlanner};
+use super::plan::{GATHER_ELEMENTS, GatherPlan, GatherPlanner, plan_gather};
 
 /// The indices in row-major order: borrowed when contiguous, else copied (the index pass
 /// and the kernels read them flat); a copy that cannot be allocated is an error.
@@ -130,20 +131,90 @@ fn plan_shapes<T: Element>(
     Ok(plan)
 }
 
-/// Plans, checks a caller-provided output's shape (when given), then checks every index;
-/// returns the plan and `indices` in row-major order.
-fn plan_checked<'a, T: Element, I: IndexInt>(
-    planner: GatherPlanner,
-    data: &TensorView<'_, T>,
+/// What runs after the shape checks: the row gather a `gather_elements` amounts to
+/// ([`element_rows`]), else `plan` itself over `data`, with `indices` in row-major order and
+/// every index checked.
+#[allow(clippy::type_complexity)]
+fn prepare<'v, 'd, 'a, T: Element, I: IndexInt>(
+    plan: GatherPlan,
+    data: &'v TensorView<'d, T>,
     indices: &TensorView<'a, I>,
-    out_shape: Option<&[usize]>,
     opts: &GatherOptions<T>,
     cx: Ctx,
-) -> Result<(GatherPlan, Cow<'a, [I]>)> {
-    let plan = plan_shapes(planner, data, &indices.layout.shape, out_shape, opts)?;
+) -> Result<(GatherPlan, Cow<'v, TensorView<'d, T>>, Cow<'a, [I]>)> {
+    if plan.op == GATHER_ELEMENTS
+        && let Some((rows, window, idx)) = element_rows(&plan, data, indices, opts, cx)?
+    {
+        return Ok((rows, Cow::Owned(window), idx));
+    }
     let idx = flat_indices(plan.op, indices)?;
     validate(&plan, &idx, &indices.layout.shape, opts.policy(), cx)?;
-    Ok((plan, idx))
+    Ok((plan, Cow::Borrowed(data), idx))
+}
+
+/// A `gather_elements` whose indices hold one value per row of the dims after the axis
+/// (broadcast along them, as torch's `index.view(-1, 1).expand(...)`, or made contiguous with
+/// the same values), of at least [`ROWS_MIN_WIDTH`] cells (or of one, when the dims before the
+/// axis share the index): the same work as a slice gather of those rows. Returns the slice gather's plan, the window of `data` it reads (`indices`'
+/// extents off the axis) and the row indices, checked (the error, at its coordinate of
+/// `indices`, is the one the element gather gives); `None` when the indices are not rows.
+#[allow(clippy::type_complexity)]
+fn element_rows<'d, 'a, T: Element, I: IndexInt>(
+    plan: &GatherPlan,
+    data: &TensorView<'d, T>,
+    indices: &TensorView<'a, I>,
+    opts: &GatherOptions<T>,
+    cx: Ctx,
+) -> Result<Option<(GatherPlan, TensorView<'d, T>, Cow<'a, [I]>)>> {
+    let l = &indices.layout;
+    let (axis, n) = plan.comps[0];
+    let rank = l.shape.len();
+    let width = crate::shape::sat_product(&l.shape[axis + 1..]);
+    // Rows of one element are rows too when every outer position shares the index (a 1-D
+    // `gather_elements` is `gather`): the slice gather then reads them faster.
+    let per_outer = (0..axis).any(|d| l.shape[d] > 1 && l.strides[d] != 0);
+    if plan.out_numel == 0 || (width < ROWS_MIN_WIDTH && (per_outer || width == 0)) {
+        return Ok(None);
+    }
+    // The dims after the axis: broadcast, or one run of equal values.
+    let Some(run) = check::after_axis(&l.shape, &l.strides, axis) else {
+        return Ok(None);
+    };
+    let lane_dims: Vec<usize> = if per_outer {
+        (0..=axis).collect()
+    } else {
+        vec![axis]
+    };
+    let (Some(lanes), Some(window)) = (indices.select_dims(&lane_dims), {
+        let mut shape = l.shape.clone();
+        shape[axis] = n;
+        data.window(&shape)
+    }) else {
+        return Ok(None);
+    };
+    let batch = if per_outer { axis } else { 0 };
+    let (shape, strides) = (&lanes.layout.shape, &lanes.layout.strides);
+    let rows = plan_gather(&window.layout.shape, shape, axis as i64, batch as i64)?;
+    let idx = match run {
+        // A contiguous expanded index: its rows' values, read in one pass that checks them.
+        Some(inner) => match check::constant_rows(indices, shape, strides, inner, cx) {
+            Some(values) => Cow::Owned(values),
+            None => return Ok(None),
+        },
+        None => flat_indices(plan.op, &lanes)?,
+    };
+    let policy = opts.policy();
+    if let Some(bad) = check::first_bad(&idx, &rows.comps, policy, cx) {
+        let at = check::unravel(bad, &lanes.layout.shape);
+        let mut position = vec![0; rank];
+        for (&d, c) in lane_dims.iter().zip(at) {
+            position[d] = c;
+        }
+        let value = idx[bad].to_i128();
+        let fault = resolve(value, n, policy).err().unwrap_or(Fault::OutOfRange);
+        return Err(check::index_error(plan.op, fault, position, value, axis, n));
+    }
+    Ok(Some((rows, window, idx)))
 }
 
 fn build<T: Element, I: IndexInt>(
@@ -188,12 +259,11 @@ fn alloc<T: Element, I: IndexInt>(
     opts: &GatherOptions<T>,
 ) -> Result<Tensor<T>> {
     let cx = Ctx::new(opts.par);
-    let (plan, idx) = plan_checked(planner, data, indices, None, opts, cx)?;
-    let out = build(&plan, data, &idx, opts, cx)?;
-    Ok(Tensor {
-        data: out,
-        shape: plan.out_shape,
-    })
+    let plan = plan_shapes(planner, data, &indices.layout.shape, None, opts)?;
+    let shape = plan.out_shape.clone();
+    let (plan, data, idx) = prepare(plan, data, indices, opts, cx)?;
+    let out = build(&plan, &data, &idx, opts, cx)?;
+    Ok(Tensor { data: out, shape })
 }
 
 pub(super) fn drive_into<T: Element, I: IndexInt>(
@@ -224,7 +294,15 @@ fn into<T: Element, I: IndexInt>(
     opts: &GatherOptions<T>,
 ) -> Result<()> {
     let cx = Ctx::new(opts.par);
-    let (plan, idx) = plan_checked(planner, data, indices, Some(&out.layout.shape), opts, cx)?;
+    let plan = plan_shapes(
+        planner,
+        data,
+        &indices.layout.shape,
+        Some(&out.layout.shape),
+        opts,
+    )?;
+    let (plan, data, idx) = prepare(plan, data, indices, opts, cx)?;
+    let data = &*data;
     let l = &out.layout;
     if is_contiguous(l) {
         let (at, n) = (l.offset, l.numel);

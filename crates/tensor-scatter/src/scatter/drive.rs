@@ -5,11 +5,13 @@ use crate::dtype::{Element, is_bits};
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::index::{IndexInt, with_native_indices};
-use crate::kernels::{self, DestPtr, scatter};
+use crate::kernels::segment::fold::Start;
+use crate::kernels::{self, DestPtr, Rows, build_rows, scatter};
 use crate::reduce::{AddC, Assign, MaxC, MinC, MulC, Reduction, SubC};
 use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 
 use super::plan::{Plan, Planner, Runs, SKIP, resolve_indices};
+use super::rows;
 use super::sequential::run_sequential;
 use super::strategy::{DataCopy, Prepared, fast_supported, flat_index_error, prepare};
 use super::{ScatterOptions, is_contiguous, shape_text};
@@ -117,6 +119,21 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, T, C => scatter::elements::<T, I, C>(&job, dest, cx));
             Ok(())
         }
+        Prepared::Flat { kernel, offsets } => {
+            let flat = TensorView::new(offsets, &[offsets.len()])?;
+            let strict = super::strategy::flat_options(opts);
+            run_fast(
+                plan,
+                kernel,
+                dest,
+                dest_layout,
+                src,
+                &flat,
+                updates,
+                &strict,
+                cx,
+            )
+        }
         Prepared::Ranges(resolved) => {
             let Some((span_lo, span_hi)) = dest_layout.span() else {
                 return Ok(()); // an empty destination: nothing to copy or write
@@ -201,6 +218,9 @@ fn run_into<T: Element, I: IndexInt>(
         }
         return Ok(());
     }
+    if run_rows_into(plan, dest, copy_from, indices, updates, opts, cx)? {
+        return Ok(());
+    }
     if fast_supported::<T>(opts) {
         let fused = copy_from
             .filter(|_| is_contiguous(&dest.layout))
@@ -269,6 +289,41 @@ fn run_into<T: Element, I: IndexInt>(
     Ok(())
 }
 
+/// The row fold into `dest` (contiguous), from `copy_from` (contiguous) or in place, when the
+/// work is rows ([`rows`]); `Ok(false)`: not taken, nothing written.
+#[allow(clippy::too_many_arguments)]
+fn run_rows_into<T: Element, I: IndexInt>(
+    plan: &Plan,
+    dest: &mut TensorViewMut<'_, T>,
+    copy_from: Option<&TensorView<'_, T>>,
+    indices: &TensorView<'_, I>,
+    updates: &TensorView<'_, T>,
+    opts: &ScatterOptions,
+    cx: Ctx,
+) -> Result<bool> {
+    let copies = copy_from.is_some();
+    let (dl, il, ul) = (&dest.layout, &indices.layout, &updates.layout);
+    let Some(rp) = rows::plan::<T>(plan, dl, il, ul, opts, copies) else {
+        return Ok(false);
+    };
+    let start = match copy_from.map(TensorView::contiguous) {
+        None => Start::Keep,
+        Some(Some(d)) => Start::Data(d),
+        Some(None) => return Ok(false), // a strided `data` would be copied first
+    };
+    let (Some(upd), true) = (updates.contiguous(), is_contiguous(&dest.layout)) else {
+        return Ok(false);
+    };
+    let Some(work) = rows::prepare(plan, &rp, indices, opts, cx)? else {
+        return Ok(false);
+    };
+    let Some(cells) = dest.contiguous_mut() else {
+        return Ok(false); // unreachable: the layout is contiguous
+    };
+    rows::run(plan.op, &work, upd, Rows::init(cells), start, opts, cx)?;
+    Ok(true)
+}
+
 /// Out-of-place driver: validate everything, then build the output. With contiguous `data`
 /// the copy is fused into the kernel's tasks and written straight into fresh memory.
 pub(crate) fn run_out_of_place<T: Element, I: IndexInt>(
@@ -335,6 +390,25 @@ fn out_of_place<T: Element, I: IndexInt>(
     let cx = Ctx::new(opts.par);
     let dest_layout = Layout::contiguous_unchecked(&data.layout.shape, data.layout.numel);
     let plan = planner(&dest_layout, &indices.layout, &updates.layout, opts)?;
+    if let Some(rp) = rows::plan::<T>(
+        &plan,
+        &dest_layout,
+        &indices.layout,
+        &updates.layout,
+        opts,
+        true,
+    ) && let (Some(src), Some(upd)) = (data.contiguous(), updates.contiguous())
+        && let Some(work) = rows::prepare(&plan, &rp, indices, opts, cx)?
+    {
+        let oom = |bytes| Error::out_of_memory(op, "output", bytes);
+        let out = build_rows(dest_layout.numel, T::default(), oom, |r| {
+            rows::run(op, &work, upd, r, Start::Data(src), opts, cx)
+        })?;
+        return Ok(Tensor {
+            data: out,
+            shape: data.layout.shape.clone(),
+        });
+    }
     if fast_supported::<T>(opts)
         && updates.layout.numel > 0
         && let Some(src) = data.contiguous()

@@ -19,6 +19,7 @@ mod drive;
 pub(crate) mod elements;
 pub(crate) mod nd;
 mod plan;
+mod rows;
 mod sequential;
 mod strategy;
 pub(crate) mod update;
@@ -54,7 +55,7 @@ use crate::view::Layout;
 ///     IndexPolicy::new(NegativeIndices::Error, OutOfRange::Skip)
 /// );
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ScatterOptions {
     /// The axis for `scatter_elements` and `scatter_update`, in `[-rank, rank)`; ignored by
@@ -81,13 +82,33 @@ pub struct ScatterOptions {
     pub ties: Ties,
 }
 
+/// The defaults (ONNX semantics), the same as [`ScatterOptions::new`]: `..Default::default()`
+/// in a struct literal changes nothing else.
+///
+/// ```
+/// use tensor_scatter::ScatterOptions;
+/// assert_eq!(ScatterOptions::default(), ScatterOptions::new());
+/// assert!(ScatterOptions::default().include_self);
+/// ```
+impl Default for ScatterOptions {
+    fn default() -> Self {
+        ScatterOptions {
+            axis: 0,
+            reduction: Reduction::default(),
+            include_self: true,
+            index_policy: IndexPolicy::default(),
+            accumulation: Accumulation::default(),
+            par: Par::default(),
+            updates_window: false,
+            ties: Ties::default(),
+        }
+    }
+}
+
 impl ScatterOptions {
     /// The defaults (ONNX semantics).
     pub fn new() -> ScatterOptions {
-        ScatterOptions {
-            include_self: true,
-            ..Default::default()
-        }
+        Self::default()
     }
     /// Sets the axis.
     pub fn axis(mut self, axis: i64) -> Self {

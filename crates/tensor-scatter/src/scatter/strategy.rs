@@ -44,6 +44,33 @@ fn elem_geom(dest: &Layout, idx: &Layout, upd: &Layout, axis: usize) -> Option<s
     })
 }
 
+/// The element geometry of a ScatterUpdate or one-component ScatterND whose every tuple
+/// addresses one element of a one-row destination (no outer dims, a one-element slice: a 1-D
+/// `data`, or `np.add.at`'s work), all three tensors contiguous: the one-row element scatter
+/// of its tuples, in their row-major order.
+fn one_row_geom(
+    plan: &Plan,
+    dest: &Layout,
+    idx: &Layout,
+    upd: &Layout,
+) -> Option<scatter::ElemGeom> {
+    let [c] = &plan.comps[..] else {
+        return None;
+    };
+    let one = |shape: &[usize]| crate::shape::sat_product(shape) == 1;
+    let flat =
+        one(&plan.outer_shape) && one(&plan.slice_shape) && (c.size <= 1 || c.dest_stride == 1);
+    (flat && is_contiguous(dest) && is_contiguous(idx) && is_contiguous(upd)).then(|| {
+        scatter::ElemGeom {
+            outer: 1,
+            n: c.size,
+            k: crate::shape::sat_product(&plan.tuple_shape),
+            inner: 1,
+            dest_off: dest.offset,
+        }
+    })
+}
+
 /// Where the copy of `data` into the destination happens, for the forms that make one.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum DataCopy {
@@ -80,6 +107,13 @@ pub(super) enum Prepared {
     },
     /// Destination ranges over resolved tuple offsets.
     Ranges(Vec<isize>),
+    /// ScatterND tuples that each address one element of a contiguous destination (`k`
+    /// components, a one-element slice: `x[i, j] += v`), resolved to flat offsets by the
+    /// index pass: the element kernel `kernel` runs over the offsets as a 1-D index.
+    Flat {
+        kernel: Box<Prepared>,
+        offsets: Vec<i64>,
+    },
 }
 
 impl Prepared {
@@ -91,7 +125,7 @@ impl Prepared {
             | Prepared::ElemSplit { .. }
             | Prepared::ElemFed { .. }
             | Prepared::ElemRadix { .. } => true,
-            Prepared::Elem { .. } | Prepared::Ranges(_) => false,
+            Prepared::Elem { .. } | Prepared::Ranges(_) | Prepared::Flat { .. } => false,
         }
     }
 }
@@ -228,8 +262,67 @@ pub(super) fn prepare<T, I: IndexInt>(
     copy: DataCopy,
     cx: Ctx,
 ) -> Result<Prepared> {
-    if let Some(axis) = plan.elem_axis
-        && let Some(g) = elem_geom(dest, &indices.layout, upd, axis)
+    let geom = match plan.elem_axis {
+        Some(axis) => elem_geom(dest, &indices.layout, upd, axis),
+        None => one_row_geom(plan, dest, &indices.layout, upd),
+    };
+    if let Some(g) = geom {
+        return elem_kernel::<T, I>(plan, g, indices, opts, copy, true, cx);
+    }
+    let mut resolved = resolve_indices(plan, indices, opts.index_policy)?;
+    if let Some(g) = flat_geom(plan, dest, upd)
+        && !resolved.contains(&SKIP)
+    {
+        // Every offset lies in `[0, numel)`: the kernel's own test passes them all.
+        let offsets: Vec<i64> = resolved.iter().map(|&r| r as i64).collect();
+        let flat = TensorView::new(&offsets, &[offsets.len()])?;
+        let kernel = elem_kernel::<T, i64>(plan, g, &flat, &flat_options(opts), copy, false, cx)?;
+        return Ok(Prepared::Flat {
+            kernel: Box::new(kernel),
+            offsets,
+        });
+    }
+    let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
+        .saturating_mul(crate::shape::sat_product(&plan.slice_shape));
+    if opts.reduction == Reduction::None && cells_per_tuple >= DEDUP_MIN_CELLS {
+        drop_overwritten(&mut resolved);
+    }
+    Ok(Prepared::Ranges(resolved))
+}
+
+/// The options a [`Prepared::Flat`] kernel runs with: its offsets are resolved, so the strict
+/// policy (which the parallel row folds require) accepts every one.
+pub(super) fn flat_options(opts: &ScatterOptions) -> ScatterOptions {
+    opts.negative(crate::index::NegativeIndices::Error)
+        .out_of_range(crate::index::OutOfRange::Error)
+}
+
+/// The element geometry of a ScatterND whose tuples (two or more components) each address one
+/// element of a contiguous destination: a one-row element scatter over its flat offsets.
+fn flat_geom(plan: &Plan, dest: &Layout, upd: &Layout) -> Option<scatter::ElemGeom> {
+    let one = |shape: &[usize]| crate::shape::sat_product(shape) == 1;
+    let flat = plan.comps.len() >= 2 && one(&plan.outer_shape) && one(&plan.slice_shape);
+    (flat && is_contiguous(dest) && is_contiguous(upd)).then(|| scatter::ElemGeom {
+        outer: 1,
+        n: dest.numel,
+        k: crate::shape::sat_product(&plan.tuple_shape),
+        inner: 1,
+        dest_off: dest.offset,
+    })
+}
+
+/// The element kernel for geometry `g` (see [`elem_strategy`] and the row folds), running
+/// the index pass first when the kernel does not check indices itself and `validate` asks
+/// for it (a [`Prepared::Flat`] kernel's offsets were resolved by the pass already).
+fn elem_kernel<T, I: IndexInt>(
+    plan: &Plan,
+    g: scatter::ElemGeom,
+    indices: &TensorView<'_, I>,
+    opts: &ScatterOptions,
+    copy: DataCopy,
+    validate: bool,
+    cx: Ctx,
+) -> Result<Prepared> {
     {
         let threads = cx.threads;
         // A kernel that checks the indices as it runs must also be the first to write; when
@@ -251,18 +344,11 @@ pub(super) fn prepare<T, I: IndexInt>(
         if written_first && p.kernel_checks() {
             p = Prepared::Elem { g, staged: false };
         }
-        if !p.kernel_checks() {
+        if validate && !p.kernel_checks() {
             validate_flat(plan, indices, opts, cx)?;
         }
-        return Ok(p);
+        Ok(p)
     }
-    let mut resolved = resolve_indices(plan, indices, opts.index_policy)?;
-    let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
-        .saturating_mul(crate::shape::sat_product(&plan.slice_shape));
-    if opts.reduction == Reduction::None && cells_per_tuple >= DEDUP_MIN_CELLS {
-        drop_overwritten(&mut resolved);
-    }
-    Ok(Prepared::Ranges(resolved))
 }
 
 /// With `none`, a tuple whose destination offset a later tuple repeats is overwritten by it

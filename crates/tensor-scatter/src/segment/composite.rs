@@ -18,8 +18,6 @@
 use std::ops::{Add, Div, Mul, Sub};
 use std::sync::Mutex;
 
-use super::fold::{self, Batch, Problem, Source};
-use super::groups::Positions;
 use super::plan::Mode;
 use super::{Kind, Prepared, SegmentOptions, filled_par, prepare, tensor};
 use crate::dtype::{DType, Element, Reduction};
@@ -27,6 +25,8 @@ use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::index::IndexInt;
 use crate::kernels::build_rows;
+use crate::kernels::segment::fold::{self, Batch, Problem, Source};
+use crate::kernels::segment::groups::Positions;
 use crate::shape::part;
 use crate::view::{Tensor, TensorView};
 
@@ -304,6 +304,7 @@ fn problem<'p, T: Float>(prep: &'p Prepared<'_, T>) -> Problem<'p, T> {
         mode: prep.mode,
         reduce: Reduction::Add,
         include_self: false,
+        start: fold::Start::Segment,
     }
 }
 

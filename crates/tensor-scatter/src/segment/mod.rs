@@ -54,12 +54,9 @@
 
 mod composite;
 mod composite_vjp;
-mod extreme;
-mod fold;
 mod gather;
-mod groups;
 mod plan;
-mod rowlist;
+mod single;
 mod vjp;
 
 #[doc(hidden)]
@@ -75,8 +72,9 @@ pub use vjp::{
 };
 pub(crate) use vjp::{same, share};
 
-use fold::{Problem, Source};
+use crate::kernels::segment::fold::{self, Problem, Source};
 use plan::{Dims, Lanes, Mode, Origin};
+use single::{by_elements, by_scatter_elements, identity_start, untouched_to_empty};
 
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
@@ -380,16 +378,32 @@ fn reduce_dest<T: Element>(
     // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
     let element = mode == Mode::PerElement;
     if !want_arg && kind == Kind::Scatter && by_elements(dims, mode) {
+        let start = match dest {
+            Dest::Fresh => identity_start::<T>(red),
+            _ => None,
+        };
         let mut own = match dest {
             Dest::InPlace(_) => Vec::new(),
             Dest::Copy(o) => o.try_to_vec(op, "out")?,
-            Dest::Fresh => filled_par(ctx, op, "out", total, T::default())?,
+            Dest::Fresh => filled_par(ctx, op, "out", total, start.unwrap_or_default())?,
         };
         let buf = match dest {
             Dest::InPlace(cells) => cells,
             _ => &mut own[..],
         };
-        by_scatter_elements(op, src_data, lanes, dims, red, include_self, opts, buf)?;
+        let from_buf = include_self || start.is_some();
+        by_scatter_elements(op, src_data, lanes, dims, red, from_buf, opts, buf)?;
+        if let Some(id) = start {
+            untouched_to_empty(
+                op,
+                buf,
+                src_data,
+                lanes,
+                dims,
+                id,
+                fold::empty_value::<T>(red),
+            )?;
+        }
         return Ok((own, None, out_shape));
     }
     let problem = Problem {
@@ -398,6 +412,7 @@ fn reduce_dest<T: Element>(
         mode,
         reduce: red,
         include_self,
+        start: fold::Start::Segment,
     };
     let source = match kind {
         Kind::Csr => Source::Indptr(lanes),
@@ -450,48 +465,6 @@ fn reduce_dest<T: Element>(
         }
     }
     Ok((buf, arg, out_shape))
-}
-
-/// Whether a [`scatter`] of single elements (`k = 1`, rows of one) goes through the crate's
-/// scatter-elements kernel: it streams `src` in index order instead of sorting it by
-/// destination, which for rows this narrow is several times faster (and folds every cell in
-/// the same order, so the bits are the same).
-fn by_elements(dims: Dims, mode: Mode) -> bool {
-    mode != Mode::PerElement && dims.k == 1 && (dims.b == 1 || dims.e >= 1024)
-}
-
-/// A 1-D [`crate::scatter_elements_into`] per lane of `buf` (`[b, n]`): the fold of each cell
-/// in index order from the identity (from `buf`'s value with `include_self`), in `T::Wide`
-/// and rounded once, which is [`fold::run`]'s result bit for bit. A cell that receives
-/// nothing keeps `buf`'s value (torch_scatter's 0, or 1 for `mul`, without `out`).
-#[allow(clippy::too_many_arguments)]
-fn by_scatter_elements<T: Element>(
-    op: &'static str,
-    src: &[T],
-    lanes: &Lanes<'_>,
-    dims: Dims,
-    red: Reduction,
-    include_self: bool,
-    opts: &SegmentOptions,
-    buf: &mut [T],
-) -> Result<()> {
-    if !include_self && red == Reduction::Mul {
-        buf.fill(fold::empty_value::<T>(red)); // The others' empty value is `buf`'s 0.
-    }
-    let so = crate::ScatterOptions::new()
-        .reduction(red)
-        .include_self(include_self)
-        .accumulation(crate::Accumulation::Wide)
-        .par(opts.par);
-    let (e, n) = (dims.e, dims.n);
-    for lane in 0..dims.b {
-        let index = TensorView::new(lanes.lane(lane), &[e])?;
-        let updates = TensorView::new(&src[lane * e..(lane + 1) * e], &[e])?;
-        let mut dest = TensorViewMut::new(&mut buf[lane * n..(lane + 1) * n], &[n])?;
-        crate::scatter_elements_into(&mut dest, &index, &updates, &so)
-            .map_err(|err| err.with_op(op))?;
-    }
-    Ok(())
 }
 
 /// `len` copies of `v`, allocated fallibly.

@@ -8,49 +8,14 @@
 //! moves rows of `k` elements (row mode); otherwise every `(b, k)` is its own lane of single
 //! elements (element mode).
 
-use std::borrow::Cow;
-
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::Ctx;
-use crate::index::{IndexInt, Native};
-use crate::shape::{Odometer, numel, part, sat_product};
+use crate::index::IndexInt;
+use crate::shape::{Odometer, part, sat_product};
 use crate::view::TensorView;
 
-/// `[b, e, k]` of `src` around `dim`, and the output's `n`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Dims {
-    pub(crate) b: usize,
-    pub(crate) e: usize,
-    pub(crate) k: usize,
-    pub(crate) n: usize,
-}
-
-/// Which positions the index varies over, after broadcasting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// One index row `[e]` for every lane.
-    Shared,
-    /// An index row per `b`, rows of `k` elements.
-    PerOuter,
-    /// An index row per `(b, k)`, single elements.
-    PerElement,
-}
-
-/// The index (or indptr) read as `i64`, lane-major: `[e]`, `[b, e]` or `[b, k, e]` by mode;
-/// borrowed from an `int64` index whose buffer already holds it so.
-pub(crate) struct Lanes<'a> {
-    pub(crate) mode: Mode,
-    pub(crate) values: Cow<'a, [i64]>,
-    /// Length of one lane's row in `values`.
-    pub(crate) len: usize,
-}
-
-impl Lanes<'_> {
-    pub(crate) fn lane(&self, lane: usize) -> &[i64] {
-        let l = if self.mode == Mode::Shared { 0 } else { lane };
-        &self.values[l * self.len..(l + 1) * self.len]
-    }
-}
+use crate::kernels::segment::read_walk;
+pub(crate) use crate::kernels::segment::{Dims, Lanes, Mode};
 
 /// torch_scatter's broadcast of `index` to `src`'s shape around `dim`: a 1-D index lies along
 /// `dim`; a lower-rank index gets trailing dims; then every dim of extent 1 expands. Returns
@@ -140,78 +105,11 @@ pub(crate) fn read_lanes<'a, I: IndexInt>(
     order.push(dim);
     let shape: Vec<usize> = order.iter().map(|&d| src_shape[d]).collect();
     let st: Vec<isize> = order.iter().map(|&d| strides[d]).collect();
-    let total = if index.layout.numel == 0 {
-        0
-    } else {
-        numel(op, arg, &shape)?
-    };
-    // Every read below is a position of this walk: each must be one of the index's elements.
-    if !index.walks_within(shape.iter().copied().zip(st.iter().copied())) {
-        return Err(Error::invalid(
-            op,
-            arg,
-            "a walk that is not a broadcast of the index (a bug: please report it)",
-        ));
-    }
-    if let Native::I64(v) = I::native(index)
-        && total > 0
-        && row_major(&shape, &st)
-    {
-        let at = v.layout.offset;
-        // SAFETY: the walk (checked above) reads positions `[at, at + total)` in order, each
-        // one of the index's elements.
-        let values = unsafe { v.data.run(at, total) };
-        return Ok(Lanes {
-            mode,
-            values: Cow::Borrowed(values),
-            len: src_shape[dim],
-        });
-    }
-    let mut values = crate::kernels::try_vec_with_huge_pages(total)
-        .ok_or_else(|| Error::out_of_memory(op, arg, total.saturating_mul(8)))?;
-    // The walk's last dim is `dim`: whole runs along it per outer step (a plain copy-convert
-    // when contiguous).
-    let (inner, inner_st) = (src_shape[dim], strides[dim]);
-    if total > 0 {
-        let outer = &shape[..shape.len() - 1];
-        let mut odo = Odometer::new(
-            outer,
-            [&st[..st.len() - 1]],
-            [index.layout.offset as isize],
-            total / inner,
-        );
-        while let Some([p]) = odo.next_offsets() {
-            // Every position of the walk (checked above) is one of the index's elements.
-            if inner_st == 1 {
-                // SAFETY: positions `p..p + inner` of the walk (see above).
-                let run = unsafe { index.data.run(p as usize, inner) };
-                values.extend(run.iter().map(|v| v.to_i64_sat()));
-            } else {
-                values.extend((0..inner as isize).map(|j| {
-                    let at = p.wrapping_add(j.wrapping_mul(inner_st)) as usize;
-                    // SAFETY: a position of the walk (see above).
-                    unsafe { index.data.get(at) }.to_i64_sat()
-                }));
-            }
-        }
-    }
     Ok(Lanes {
         mode,
-        values: Cow::Owned(values),
+        values: read_walk(op, arg, index, &shape, &st)?,
         len: src_shape[dim],
     })
-}
-
-/// Whether the walk of `shape` with `strides` reads consecutive elements in order.
-fn row_major(shape: &[usize], strides: &[isize]) -> bool {
-    let mut want = 1isize;
-    for (&n, &s) in shape.iter().zip(strides).rev() {
-        if n > 1 && s != want {
-            return false;
-        }
-        want = want.saturating_mul(n as isize);
-    }
-    true
 }
 
 /// Every line of `index` along `dim`, as given (no broadcast), lane-major.
@@ -472,7 +370,8 @@ pub(crate) fn check_indptr(lanes: &Lanes<'_>, e: usize, origin: &Origin<'_>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, row_major};
+    use super::clean;
+    use crate::kernels::segment::row_major;
 
     /// `clean` over any cut of the values agrees with the whole: a descent or an out-of-range
     /// value is found whichever piece holds it, and a lane's first value is never compared

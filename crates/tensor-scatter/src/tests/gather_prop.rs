@@ -4,7 +4,7 @@
 //! padded and reversed views (inputs and caller-provided outputs) with poisoned padding.
 //! Plus the round-trip laws between each gather and its scatter.
 
-use super::{view_in, view_mut_in};
+use super::{constant_after, index_in, rows_layout, view_in, view_mut_in};
 use proptest::prelude::*;
 
 use super::prop::{
@@ -36,8 +36,8 @@ pub(super) struct Case {
     pub(super) opts: GatherOptions<i64>,
     pub(super) dtype: DType,
     pub(super) index_dtype: DType,
-    /// Layouts of data, indices and the caller-provided output (0 contiguous, 1 padded,
-    /// 2 padded + reversed; for data also 3: broadcast along dim 0, its rows all the first).
+    /// Layouts of data, indices and output (0 contiguous, 1 padded, 2 padded + reversed; 3:
+    /// data broadcast along dim 0, indices along the dims after the axis, `index_in`).
     pub(super) layouts: [u8; 3],
 }
 
@@ -54,6 +54,7 @@ pub(super) fn generate(seed: u64, op: Op) -> Case {
     let norm = if axis < 0 { axis + rank as i64 } else { axis };
     let axis_ok = rank > 0 && (0..rank as i64).contains(&norm);
     let a = norm.max(0) as usize;
+    let rows = op == Op::Elements && axis_ok && rng.chance(25);
     let (mut q, batch_dims, comp_sizes) = match op {
         Op::Gather => {
             let b = if axis_ok && rng.chance(40) {
@@ -72,7 +73,7 @@ pub(super) fn generate(seed: u64, op: Op) -> Case {
             (q, bd, vec![d.get(a).copied().unwrap_or(0)])
         }
         Op::Elements => {
-            let full = rng.chance(50);
+            let full = rows || rng.chance(50);
             let q = (0..rank)
                 .map(|x| {
                     if axis_ok && x == a {
@@ -111,7 +112,7 @@ pub(super) fn generate(seed: u64, op: Op) -> Case {
     let n_idx: usize = q.iter().product();
     let hot = rng.below(8) as usize;
     let clean = rng.chance(50);
-    let indices = (0..n_idx)
+    let mut indices: Vec<i128> = (0..n_idx)
         .map(|i| {
             let size = comp_sizes
                 .get(i % comp_sizes.len().max(1))
@@ -120,6 +121,7 @@ pub(super) fn generate(seed: u64, op: Op) -> Case {
             index_value(&mut rng, size, hot, clean)
         })
         .collect();
+    constant_after(rows, &mut indices, &q, a);
     let dtype = rng.pick(&DType::ALL);
     let specials = dtype.is_float() && rng.chance(30);
     let data = (0..d.iter().product::<usize>())
@@ -155,11 +157,15 @@ pub(super) fn generate(seed: u64, op: Op) -> Case {
         opts,
         dtype,
         index_dtype: rng.pick(&INDEX_DTYPES),
-        layouts: if rng.chance(40) {
-            [0; 3]
-        } else {
-            [rng.below(4) as u8, rng.below(3) as u8, rng.below(3) as u8]
-        },
+        layouts: rows_layout(
+            if rng.chance(40) {
+                [0; 3]
+            } else {
+                [rng.below(4) as u8, rng.below(3) as u8, rng.below(3) as u8]
+            },
+            rows,
+            &mut rng,
+        ),
     }
 }
 
@@ -215,11 +221,12 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> Result<(), String> {
     } else {
         embed(&data, &case.data_shape, case.layouts[0] % 3, poison)
     };
-    let (ib, ioff, is) = embed(&idx, &case.indices_shape, case.layouts[1], I::wrap(0));
+    let at = (case.opts.axis, &case.data_shape[..]);
+    let (ib, ioff, is) = index_in(&idx, &case.indices_shape, case.layouts[1], at, I::wrap(0));
     let dv =
         view_in(&db, doff, &case.data_shape, &ds, case.layouts[0]).map_err(|e| e.to_string())?;
-    let iv =
-        view_in(&ib, ioff, &case.indices_shape, &is, case.layouts[1]).map_err(|e| e.to_string())?;
+    let iv = view_in(&ib, ioff, &case.indices_shape, &is, case.layouts[1] % 3)
+        .map_err(|e| e.to_string())?;
     let dv_contig = TensorView::new(&data, &case.data_shape).map_err(|e| e.to_string())?;
     let (engine, oracle, into) = fns::<T, I>(case.op);
     let base = case.opts.with_fill(T::small(case.opts.fill_value));

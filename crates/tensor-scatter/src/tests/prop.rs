@@ -5,7 +5,7 @@
 //! contiguous, padded and reversed (negative-stride) views whose padding is poisoned. Each case is built from one seed, so a failure names a reproducible
 //! case. `TS_PROPTEST_CASES` sets the number of cases per operator (default 5000).
 
-use super::{view_in, view_mut_in};
+use super::{constant_after, index_in, rows_layout, view_in, view_mut_in};
 use half::{bf16, f16};
 use proptest::prelude::*;
 
@@ -112,7 +112,9 @@ pub(crate) struct Case {
     pub(crate) opts: ScatterOptions,
     pub(crate) dtype: DType,
     pub(crate) index_dtype: DType,
-    /// Layout kinds of data/dest, indices, updates (0 contiguous, 1 padded, 2 padded + reversed).
+    /// Layout kinds of data/dest, indices, updates (0 contiguous, 1 padded, 2 padded + reversed;
+    /// for the indices of a ScatterElements case whose indices are constant along the dims after
+    /// the axis also 3, broadcast along them: PyTorch's `index.view(-1, 1).expand_as(src)`).
     pub(crate) layouts: [u8; 3],
 }
 
@@ -173,10 +175,11 @@ pub(crate) fn generate(seed: u64, op: ScatterOp) -> Case {
     let norm_axis = if axis < 0 { axis + rank as i64 } else { axis };
     let axis_ok = rank > 0 && (0..rank as i64).contains(&norm_axis);
     let a = Ord::max(norm_axis, 0) as usize;
+    let rows = op == ScatterOp::Elements && axis_ok && rng.chance(25);
     let (indices_shape, updates_shape, k) = match op {
         ScatterOp::Elements => {
             // Half the time indices match data off the axis (the column-tile kernel's case).
-            let full = rng.chance(50);
+            let full = rows || rng.chance(50);
             let shape: Vec<usize> = (0..rank)
                 .map(|d| {
                     if axis_ok && d == a {
@@ -231,7 +234,7 @@ pub(crate) fn generate(seed: u64, op: ScatterOp) -> Case {
         ScatterOp::Nd => data_shape.iter().take(k).copied().collect(),
         _ => vec![data_shape.get(a).copied().unwrap_or(0)],
     };
-    let indices = (0..n_idx)
+    let mut indices: Vec<i128> = (0..n_idx)
         .map(|i| {
             let size = comp_sizes
                 .get(i % comp_sizes.len().max(1))
@@ -240,6 +243,7 @@ pub(crate) fn generate(seed: u64, op: ScatterOp) -> Case {
             index_value(&mut rng, size, hot, clean)
         })
         .collect();
+    constant_after(rows, &mut indices, &indices_shape, a);
     let dtype = rng.pick(&DType::ALL);
     let specials = dtype.is_float() && rng.chance(30);
     let value = |rng: &mut Rng| {
@@ -284,11 +288,15 @@ pub(crate) fn generate(seed: u64, op: ScatterOp) -> Case {
         opts,
         dtype,
         index_dtype: rng.pick(&INDEX_DTYPES),
-        layouts: if rng.chance(40) {
-            [0; 3] // all contiguous: the fused fast paths
-        } else {
-            [rng.below(3) as u8, rng.below(3) as u8, rng.below(3) as u8]
-        },
+        layouts: rows_layout(
+            if rng.chance(40) {
+                [0; 3] // all contiguous: the fused fast paths
+            } else {
+                [rng.below(3) as u8, rng.below(3) as u8, rng.below(3) as u8]
+            },
+            rows,
+            &mut rng,
+        ),
     }
 }
 
@@ -381,10 +389,11 @@ fn run_typed<T: Small, I: SmallIndex>(case: &Case) -> std::result::Result<(), St
     let upd: Vec<T> = case.updates.iter().map(|&v| T::small(v)).collect();
     let idx: Vec<I> = case.indices.iter().map(|&v| I::wrap(v)).collect();
     let poison = T::small(NAN);
-    let (ib, io, is) = embed(&idx, &case.indices_shape, case.layouts[1], I::wrap(0));
+    let at = (case.opts.axis, &case.data_shape[..]);
+    let (ib, io, is) = index_in(&idx, &case.indices_shape, case.layouts[1], at, I::wrap(0));
     let (ub, uo, us) = embed(&upd, &case.updates_shape, case.layouts[2], poison);
-    let iv =
-        view_in(&ib, io, &case.indices_shape, &is, case.layouts[1]).map_err(|e| e.to_string())?;
+    let iv = view_in(&ib, io, &case.indices_shape, &is, case.layouts[1] % 3)
+        .map_err(|e| e.to_string())?;
     let uv =
         view_in(&ub, uo, &case.updates_shape, &us, case.layouts[2]).map_err(|e| e.to_string())?;
     let dv_contig = TensorView::new(&data, &case.data_shape).map_err(|e| e.to_string())?;

@@ -412,8 +412,9 @@ fn segment_wide_rows_match_oracle() {
 }
 
 /// Rows whose accumulators take 256 bytes, which have loops of their own
-/// (`segment::fold::sum_256`, and `segment::extreme::extreme_256` for the min and max of f32
-/// and f64): every float dtype at its width, every form, every reduction but the product,
+/// (`kernels::segment::fold::sum_256`, and `kernels::segment::extreme::extreme_256` for the
+/// min and max of f32 and f64): every float dtype at its width, every form, every reduction
+/// but the product,
 /// with and without `out` and positions, with the float specials.
 #[test]
 fn segment_rows_of_256_bytes_match_oracle() {

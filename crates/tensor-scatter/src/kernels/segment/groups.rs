@@ -1,10 +1,10 @@
 //! Where each destination's positions lie in a lane: the boundaries of sorted and CSR
 //! input, or a stable counting sort of unsorted input (`kernels::segment`).
 
+use super::{Pos, counting_sort};
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::exec::tuning::NARROW_ORDER_MAX;
-use crate::kernels::segment::{Pos, counting_sort};
 use crate::kernels::try_vec_with_huge_pages;
 use crate::shape::part;
 

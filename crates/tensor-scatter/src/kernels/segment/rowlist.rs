@@ -3,8 +3,8 @@
 //! unsorted input), a lane's segments as [`Segments`], and the prefetches that overlap the
 //! loads of rows read in random order.
 
+use super::{Lane, Pos};
 use crate::exec::tuning::{RUN_PREFETCH_BYTES, SEGMENT_PREFETCH_ROWS};
-use crate::kernels::segment::{Lane, Pos};
 use crate::kernels::{prefetch, prefetch4};
 
 /// Asks for the lines of the row of `w` elements at `row` (its first KiB): rows of 256 bytes

@@ -1,10 +1,59 @@
-//! The segment family's grouping: a stable counting sort of positions by destination, cut
-//! across threads (each chunk of positions counts, then writes its own slots).
+//! The row fold: every output row is the fold of the `src` rows an index sends to it, in index
+//! order, each row by one task (`fold`), after a grouping of positions by destination (a
+//! stable counting sort cut across threads, each chunk of positions counts, then writes its
+//! own slots). The segment family runs on it, and so do the scatters whose work is rows
+//! (`scatter::strategy`).
 
+use std::borrow::Cow;
+
+use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::exec::tuning::SORT_PREFETCH;
+use crate::index::{IndexInt, Native};
 use crate::kernels::{DestPtr, prefetch};
-use crate::shape::part;
+use crate::shape::{Odometer, numel, part};
+use crate::view::TensorView;
+
+pub(crate) mod extreme;
+pub(crate) mod fold;
+pub(crate) mod groups;
+pub(crate) mod rowlist;
+
+/// `[b, e, k]` of `src` around `dim`, and the output's `n`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dims {
+    pub(crate) b: usize,
+    pub(crate) e: usize,
+    pub(crate) k: usize,
+    pub(crate) n: usize,
+}
+
+/// Which positions the index varies over, after broadcasting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// One index row `[e]` for every lane.
+    Shared,
+    /// An index row per `b`, rows of `k` elements.
+    PerOuter,
+    /// An index row per `(b, k)`, single elements.
+    PerElement,
+}
+
+/// The index (or indptr) read as `i64`, lane-major: `[e]`, `[b, e]` or `[b, k, e]` by mode;
+/// borrowed from an `int64` index whose buffer already holds it so.
+pub(crate) struct Lanes<'a> {
+    pub(crate) mode: Mode,
+    pub(crate) values: Cow<'a, [i64]>,
+    /// Length of one lane's row in `values`.
+    pub(crate) len: usize,
+}
+
+impl Lanes<'_> {
+    pub(crate) fn lane(&self, lane: usize) -> &[i64] {
+        let l = if self.mode == Mode::Shared { 0 } else { lane };
+        &self.values[l * self.len..(l + 1) * self.len]
+    }
+}
 
 /// Positions below this many sort on the calling thread.
 const PARALLEL_MIN: usize = if crate::exec::tuning::SMALL_THRESHOLDS {
@@ -12,6 +61,83 @@ const PARALLEL_MIN: usize = if crate::exec::tuning::SMALL_THRESHOLDS {
 } else {
     1 << 16
 };
+
+/// The index values a walk reads (`shape` with `strides` over `index`'s buffer, from its
+/// offset), in row-major order of the walk, as `i64` (saturated): borrowed from an `int64`
+/// index whose walk reads its buffer in order, else read into fresh memory. An index without
+/// elements gives none, whatever the walk. Allocation failure is an error naming `arg`.
+pub(crate) fn read_walk<'a, I: IndexInt>(
+    op: &'static str,
+    arg: &'static str,
+    index: &TensorView<'a, I>,
+    shape: &[usize],
+    strides: &[isize],
+) -> Result<Cow<'a, [i64]>> {
+    let total = if index.layout.numel == 0 {
+        0
+    } else {
+        numel(op, arg, shape)?
+    };
+    // Every read below is a position of this walk: each must be one of the index's elements.
+    if !index.walks_within(shape.iter().copied().zip(strides.iter().copied())) {
+        return Err(Error::invalid(
+            op,
+            arg,
+            "a walk that is not a broadcast of the index (a bug: please report it)",
+        ));
+    }
+    if let Native::I64(v) = I::native(index)
+        && total > 0
+        && row_major(shape, strides)
+    {
+        let at = v.layout.offset;
+        // SAFETY: the walk (checked above) reads positions `[at, at + total)` in order, each
+        // one of the index's elements.
+        return Ok(Cow::Borrowed(unsafe { v.data.run(at, total) }));
+    }
+    let mut values = crate::kernels::try_vec_with_huge_pages(total)
+        .ok_or_else(|| Error::out_of_memory(op, arg, total.saturating_mul(8)))?;
+    if total > 0 {
+        // Whole runs along the walk's last dim per outer step (a plain copy-convert when
+        // contiguous).
+        // A walk of no dims (a 0-d index) reads its one position.
+        let last = shape.len().saturating_sub(1);
+        let (inner, inner_st) = shape.last().map_or((1, 0), |&n| (n, strides[last]));
+        let mut odo = Odometer::new(
+            &shape[..last],
+            [&strides[..last]],
+            [index.layout.offset as isize],
+            total / inner,
+        );
+        while let Some([p]) = odo.next_offsets() {
+            // Every position of the walk (checked above) is one of the index's elements.
+            if inner_st == 1 {
+                // SAFETY: positions `p..p + inner` of the walk (see above).
+                let run = unsafe { index.data.run(p as usize, inner) };
+                values.extend(run.iter().map(|v| v.to_i64_sat()));
+            } else {
+                values.extend((0..inner as isize).map(|j| {
+                    let at = p.wrapping_add(j.wrapping_mul(inner_st)) as usize;
+                    // SAFETY: a position of the walk (see above).
+                    unsafe { index.data.get(at) }.to_i64_sat()
+                }));
+            }
+        }
+    }
+    Ok(Cow::Owned(values))
+}
+
+/// Whether the walk of `shape` with `strides` reads consecutive elements in order.
+pub(crate) fn row_major(shape: &[usize], strides: &[isize]) -> bool {
+    let mut want = 1isize;
+    for (&n, &s) in shape.iter().zip(strides).rev() {
+        if n > 1 && s != want {
+            return false;
+        }
+        want = want.saturating_mul(n as isize);
+    }
+    true
+}
 
 /// A position in the counting sort's order: `u32` when every lane's positions fit (half the
 /// bytes the sort writes at random and the fold reads), else `usize`.

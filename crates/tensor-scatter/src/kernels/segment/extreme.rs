@@ -1,12 +1,12 @@
 //! The segment fold of min and max (`segment::fold` picks it): in the type itself, exact,
 //! optionally with the position each cell took its value from.
 
-use super::fold::Batch;
+use super::Lane;
+use super::fold::{Batch, Start};
 use super::rowlist::{RowList, Segments, pass_distance, row_at};
 use crate::dtype::{DType, Element, Reduction};
 use crate::exec::isa::Level;
 use crate::exec::tuning::{ARG_CHUNK_ROWS, ARG_RESCAN_BYTES};
-use crate::kernels::segment::Lane;
 use crate::reduce::{Combiner, MaxC, MinC};
 
 /// Minimum or maximum (`red`) of a batch of segments: unsorted rows of 256 bytes of f32 or
@@ -19,12 +19,12 @@ pub(super) fn fold_extreme<T: Element, S: Segments>(
     e: usize,
     segs: S,
     b: Batch<'_, '_, T, T::Wide>,
-    include_self: bool,
+    from: (bool, Start<'_, T>),
     red: Reduction,
 ) {
     let wide = (const { S::NARROW_LISTS && matches!(T::DTYPE, DType::F32 | DType::F64) })
         && b.w * std::mem::size_of::<T>() == 256;
-    let k = include_self;
+    let k = from;
     match (red, wide) {
         (Reduction::Min, true) => extreme_256::<T, MinC, S>(lv, src, at, e, segs, b, k, red),
         (Reduction::Min, false) => extreme::<T, MinC, S>(lv, src, at, e, segs, b, k, red),
@@ -40,17 +40,17 @@ crate::kernels::simd::multiversion! {
     /// the position moves only when the fold's bits change, by a select (which cells change
     /// is data-dependent). An empty segment gives 0 and position `e`. Compiled per
     /// instruction set for f32 and f64, the start with the fold, and entered once per batch.
-    pub(super) fn extreme<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
+    pub(super) fn extreme<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, from: (bool, Start<'_, T>), red: Reduction) -> () {
         let w = b.w;
-        extreme_batch::<T, C, S>(src, at, e, segs, b, include_self, red, w)
+        extreme_batch::<T, C, S>(src, at, e, segs, b, from, red, w)
     }
 }
 
 crate::kernels::simd::multiversion! {
     if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
     /// [`extreme`] for rows of 256 bytes (64 `f32`, 32 `f64`), the width known at compile time.
-    pub(super) fn extreme_256<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
-        extreme_batch::<T, C, S>(src, at, e, segs, b, include_self, red, 256 / std::mem::size_of::<T>())
+    pub(super) fn extreme_256<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, from: (bool, Start<'_, T>), red: Reduction) -> () {
+        extreme_batch::<T, C, S>(src, at, e, segs, b, from, red, 256 / std::mem::size_of::<T>())
     }
 }
 
@@ -64,7 +64,7 @@ fn extreme_batch<T: Element, C: Combiner<T>, S: Segments>(
     e: usize,
     segs: S,
     b: Batch<'_, '_, T, T::Wide>,
-    include_self: bool,
+    (include_self, start): (bool, Start<'_, T>),
     red: Reduction,
     w: usize,
 ) {
@@ -75,8 +75,15 @@ fn extreme_batch<T: Element, C: Combiner<T>, S: Segments>(
     // (record/2026-11-27-unchecked-rows.md).
     let lane = Lane::new(src, at.0, at.1, w, e);
     for (i, s) in b.segs.clone().enumerate() {
+        let rows = segs.rows(s);
+        let Some(data) = b.start_row(i, start, rows.len() == 0) else {
+            continue;
+        };
         let (out, arg) = b.rows(i);
-        extreme_cell::<T, C, S::Rows>(lane, segs.rows(s), out, arg, include_self, e, red);
+        if let Some(d) = data {
+            out.copy_from_slice(d);
+        }
+        extreme_cell::<T, C, S::Rows>(lane, rows, out, arg, include_self, e, red);
     }
 }
 

@@ -14,15 +14,14 @@ use std::sync::Mutex;
 
 use super::extreme::fold_extreme;
 use super::groups::{Groups, Order, Positions};
-use super::plan::{Dims, Lanes, Mode};
 use super::rowlist::{Lists, RowList, Runs, Segments, pass_distance, prefetch_row, row_at};
+use super::{Dims, Lane, Lanes, Mode};
 use crate::dtype::{Element, Reduction};
 use crate::error::Result;
 use crate::exec::Ctx;
 use crate::exec::isa::Level;
 use crate::exec::tuning::SEGMENT_PREFETCH_ROWS;
 use crate::kernels::Rows;
-use crate::kernels::segment::Lane;
 use crate::reduce::{Combiner, FoldAddC, FoldMulC};
 use crate::shape::part;
 
@@ -34,8 +33,42 @@ pub(crate) struct Problem<'a, T> {
     pub(crate) mode: Mode,
     /// Add, Mul, Mean, Min or Max.
     pub(crate) reduce: Reduction,
-    /// Whether the output's values start each fold (torch_scatter's `out=`).
+    /// Whether the output's values start each fold (torch_scatter's `out=`), else the
+    /// reduction's identity.
     pub(crate) include_self: bool,
+    /// Where those values are, and what a row that no position reaches holds.
+    pub(crate) start: Start<'a, T>,
+}
+
+/// Where a fold's starting values are, and what an output row that no position reaches holds.
+#[derive(Clone, Copy)]
+pub(crate) enum Start<'a, T> {
+    /// torch_scatter's rule: the output's own values; a row nothing reaches is the fold of
+    /// nothing (with `include_self`, its value folded alone; without, 0, or 1 for `mul`).
+    Segment,
+    /// The scatters' rule in place: the output's own values (initialised cells); a row
+    /// nothing reaches keeps its bits.
+    Keep,
+    /// The scatters' rule into other memory: `data` (lane-major like the output, in a row
+    /// mode) holds the starting values, and a row nothing reaches is a copy of its row.
+    Data(&'a [T]),
+}
+
+impl<'a, T> Start<'a, T> {
+    /// Row `at..at + w` of the starting values when they are not the output's own.
+    #[inline(always)]
+    pub(crate) fn data_row(self, at: usize, w: usize) -> Option<&'a [T]> {
+        match self {
+            Start::Data(d) => Some(&d[at..at + w]),
+            _ => None,
+        }
+    }
+
+    /// Whether a row nothing reaches keeps its values (the scatters' rules).
+    #[inline(always)]
+    pub(crate) fn keeps(self) -> bool {
+        !matches!(self, Start::Segment)
+    }
 }
 
 /// How each lane's positions are grouped by destination.
@@ -113,6 +146,8 @@ fn lanes_and_width<T>(p: &Problem<'_, T>) -> (usize, usize) {
 pub(crate) struct Batch<'t, 'o, O: Copy, A> {
     /// Position in `src` of the lane's first element.
     pub(crate) base: usize,
+    /// The cell of the whole output where the task's `out` begins (`first` counts from it).
+    pub(crate) origin: usize,
     pub(crate) groups: &'t Groups,
     pub(crate) segs: std::ops::Range<usize>,
     pub(crate) out: &'t mut Rows<'o, O>,
@@ -124,6 +159,27 @@ pub(crate) struct Batch<'t, 'o, O: Copy, A> {
 }
 
 impl<O: Copy, A> Batch<'_, '_, O, A> {
+    /// The start of segment `i` (`empty` when no position reaches it): `None` when `start`
+    /// keeps such a row (then done: copied from `data`, or left as it is), else the row of
+    /// `data` the fold starts from, when it is not the output's own.
+    #[inline(always)]
+    pub(crate) fn start_row<'s>(
+        &mut self,
+        i: usize,
+        start: Start<'s, O>,
+        empty: bool,
+    ) -> Option<Option<&'s [O]>> {
+        let (at, w) = (self.first + i * self.w, self.w);
+        let data = start.data_row(self.origin + at, w);
+        if empty && start.keeps() {
+            if let Some(d) = data {
+                self.out.row(at, w).copy_from_slice(d);
+            }
+            return None;
+        }
+        Some(data)
+    }
+
     /// Output row `i` of the batch, and its positions' row when wanted.
     #[inline(always)]
     pub(crate) fn rows(&mut self, i: usize) -> (&mut [O], Option<&mut [i64]>) {
@@ -227,6 +283,7 @@ pub(crate) fn run_cells<T: Element, O: Copy + Send, A: Copy + Send>(
                 let end = d.n.min(s + (hi - c));
                 cells(Batch {
                     base: lane_base(p, lane),
+                    origin: lo * unit,
                     groups: &one,
                     segs: s..end,
                     out: &mut task.out,
@@ -243,6 +300,7 @@ pub(crate) fn run_cells<T: Element, O: Copy + Send, A: Copy + Send>(
             source.fill(sequential, &mut task.groups, lane, d.n);
             cells(Batch {
                 base: lane_base(p, lane),
+                origin: lo * unit,
                 groups: &task.groups,
                 segs: 0..d.n,
                 out: &mut task.out,
@@ -386,7 +444,16 @@ fn fold_with<T: Element, S: Segments>(
     segs: S,
     b: Batch<'_, '_, T, T::Wide>,
 ) {
-    let (src, at, e, keep) = (p.src, (b.base, p.dims.k), p.dims.e, p.include_self);
+    debug_assert!(
+        !matches!(p.start, Start::Data(_)) || p.mode != Mode::PerElement,
+        "data rows are lane-major [b, n, k]"
+    );
+    let (src, at, e, keep) = (
+        p.src,
+        (b.base, p.dims.k),
+        p.dims.e,
+        (p.include_self, p.start),
+    );
     let red = p.reduce;
     if matches!(red, Reduction::Add | Reduction::Mean) && rows_of_256::<T>(b.w) {
         return sum_256::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, red);
@@ -404,16 +471,17 @@ fn fold_with<T: Element, S: Segments>(
 crate::kernels::simd::multiversion! {
     if (const { T::DTYPE.is_float() })
     /// Sum, product or mean of each segment's rows, accumulated in `T::Wide` and rounded
-    /// once. An empty segment (without `include_self`) gives 0 (1 for the product). The steps
+    /// once. An empty segment gives what `from`'s [`Start`] says (the segment family's: 0, 1
+    /// for the product, without `include_self`). The steps
     /// leave NaN as the hardware makes it (NaN absorbs every later step); the result is made
     /// canonical once. Compiled per instruction set for the float types, the start and the
     /// rounding with the fold (as baseline code around it they cost segment_coo about a
     /// tenth at 20 rows per segment), and entered once per batch (a call per segment cost
     /// the unsorted sum of 20 rows of 64 f32 per segment about a seventh,
     /// record/2026-11-27-batches-and-prefetch.md).
-    fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
+    fn sum_like<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, from: (bool, Start<'_, T>), red: Reduction) -> () {
         let w = b.w;
-        sum_batch::<T, C, S>(src, at, e, segs, b, include_self, red, w)
+        sum_batch::<T, C, S>(src, at, e, segs, b, from, red, w)
     }
 }
 
@@ -426,8 +494,8 @@ crate::kernels::simd::multiversion! {
     /// writing a fresh output (17.1-17.6), and the whole sum to 0.81-0.88x. A compile-time
     /// width of 32 `f32` measured 1.09-1.11x slower, so only this one is compiled
     /// (record/2026-11-27-unchecked-rows.md).
-    fn sum_256<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, include_self: bool, red: Reduction) -> () {
-        sum_batch::<T, C, S>(src, at, e, segs, b, include_self, red, 256 / std::mem::size_of::<T::Wide>())
+    fn sum_256<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, from: (bool, Start<'_, T>), red: Reduction) -> () {
+        sum_batch::<T, C, S>(src, at, e, segs, b, from, red, 256 / std::mem::size_of::<T::Wide>())
     }
 }
 
@@ -447,19 +515,30 @@ fn sum_batch<T: Element, C: Combiner<T::Wide>, S: Segments>(
     e: usize,
     segs: S,
     b: Batch<'_, '_, T, T::Wide>,
-    include_self: bool,
+    (include_self, start): (bool, Start<'_, T>),
     red: Reduction,
     w: usize,
 ) {
     assert_eq!(w, b.w);
+    let mut b = b;
     // Made here, not passed in, as in `extreme`.
     let lane = Lane::new(src, at.0, at.1, w, e);
     for (i, s) in b.segs.clone().enumerate() {
         let rows = segs.rows(s);
+        let Some(data) = b.start_row(i, start, rows.len() == 0) else {
+            continue;
+        };
         let acc = &mut b.acc[..w];
         if include_self {
-            let out = b.out.row(b.first + i * w, w);
-            for (a, &o) in acc.iter_mut().zip(out.iter()) {
+            let own;
+            let from = match data {
+                Some(d) => d,
+                None => {
+                    own = b.out.row(b.first + i * w, w);
+                    &*own
+                }
+            };
+            for (a, &o) in acc.iter_mut().zip(from.iter()) {
                 *a = o.widen();
             }
         } else {
