@@ -307,9 +307,7 @@ fn scatter<'py>(
     // a broadcast); prepared ones are taken as they are.
     let Some(u) = Operand::read(updates).filter(|u| {
         u.dtype == d.dtype
-            && (u.prepared
-                || opts.updates_window
-                || updates_shape(op, &d, &i, &opts).as_ref() == Some(&u.shape))
+            && (u.prepared || opts.updates_window || updates_fit(op, &d, &i, u, opts.axis))
     }) else {
         return Ok(None);
     };
@@ -344,33 +342,30 @@ fn scatter<'py>(
     Ok(Some(out.clone()))
 }
 
-/// The shape `updates` must have (`None` when the options or shapes are invalid: the library
-/// then says why).
-fn updates_shape(
+/// Whether `updates` has the shape the scatter needs (`false` as well when the options or
+/// shapes are invalid: the Python half then hands the library prepared arguments, and it says
+/// why). Compared in place: no allocation on the fast path.
+fn updates_fit(
     op: ScatterOp,
     d: &Operand<'_>,
     i: &Operand<'_>,
-    opts: &ScatterOptions,
-) -> Option<Vec<usize>> {
-    let (ds, is) = (&d.shape, &i.shape);
-    let axis = |rank: usize| {
-        let r = rank as i64;
-        let a = if opts.axis < 0 {
-            opts.axis + r
-        } else {
-            opts.axis
-        };
-        (0..r).contains(&a).then_some(a as usize)
-    };
+    u: &Operand<'_>,
+    axis: i64,
+) -> bool {
+    let (ds, is, us) = (&d.shape, &i.shape, &u.shape);
     match op {
-        ScatterOp::Elements => Some(is.clone()),
-        ScatterOp::Nd => {
-            let (&k, tuples) = is.split_last()?;
-            Some([tuples, ds.get(k..)?].concat())
-        }
+        ScatterOp::Elements => is == us,
+        ScatterOp::Nd => match (is.split_last(), is.last().and_then(|&k| ds.get(k..))) {
+            (Some((_, tuples)), Some(slice)) => tuples.iter().chain(slice).eq(us.iter()),
+            _ => false,
+        },
         ScatterOp::Update => {
-            let a = axis(ds.len())?;
-            Some([&ds[..a], &is[..], &ds[a + 1..]].concat())
+            let r = ds.len() as i64;
+            let a = if axis < 0 { axis + r } else { axis };
+            (0..r).contains(&a) && {
+                let a = a as usize;
+                ds[..a].iter().chain(is).chain(&ds[a + 1..]).eq(us.iter())
+            }
         }
     }
 }

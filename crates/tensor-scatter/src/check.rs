@@ -208,13 +208,7 @@ pub(crate) fn error_at<I: IndexInt>(
         Err(f) => f,
         Ok(_) => Fault::OutOfRange, // unreachable: the range test mirrors `resolve`
     };
-    let mut position = vec![0; shape.len()];
-    let mut rest = bad;
-    for (p, &n) in position.iter_mut().zip(shape).rev() {
-        *p = rest % n.max(1);
-        rest /= n.max(1);
-    }
-    index_error(op, fault, position, value, dim, size)
+    index_error(op, fault, unravel(bad, shape), value, dim, size)
 }
 
 /// The error for index `value` at `position` of `indices`, refused for dimension `dim` of
