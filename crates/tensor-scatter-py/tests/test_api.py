@@ -255,3 +255,39 @@ def test_a_byte_swapped_or_misaligned_out_is_written_through_a_native_stage():
     o = np.ones(2, ">f8")
     ts.scatter(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 1]), 0, o)
     assert o.tolist() == [2.0, 6.0]
+
+
+def test_package_modules_form_no_import_cycle():
+    """Every import between the package's modules, function-level ones included, points one
+    way: ``_errors`` / ``_native`` <- ``_arrays`` <- ``_core`` <- ``_grad`` <- ``_segment`` <-
+    ``__init__`` (DESIGN.md, "The Python package")."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(ts.__file__).parent
+    edges = {}
+    for path in root.glob("*.py"):
+        mod = path.stem
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    deps.add(node.module.split(".")[0])
+                else:
+                    deps.update(a.name for a in node.names)
+        edges[mod] = {d for d in deps if (root / f"{d}.py").exists() and d != mod}
+    assert {"_core", "_grad", "_segment", "__init__"} <= set(edges)
+    seen, stack = set(), []
+
+    def visit(m):
+        assert m not in stack, f"import cycle: {' -> '.join(stack + [m])}"
+        if m in seen:
+            return
+        stack.append(m)
+        for d in edges.get(m, ()):
+            visit(d)
+        stack.pop()
+        seen.add(m)
+
+    for m in edges:
+        visit(m)

@@ -156,23 +156,25 @@ def test_segment_coo_and_csr_equal_scatter_on_sorted_input(c):
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "mul", "min", "max"])
 def test_segment_out_is_folded_where_it_lies(reduce):
-    """``out=`` of the sorted forms: a contiguous out is folded in place, a stepped one where
-    it lies; both give the reference's bits (rows of 280 bytes, which the fold prefetches)."""
+    """``out=`` of the sorted forms: a contiguous out is written in place, a stepped one where
+    it lies; both give the reference's bits (rows of 280 bytes, which the fold prefetches).
+    segment_coo folds out's values in; segment_csr overwrites them (torch_scatter's rules)."""
     rng = np.random.default_rng(7)
     src = rng.standard_normal((60, 70)).astype(np.float32)
     index = np.sort(rng.integers(0, 9, 60))
-    index[index == 4] = 5  # an empty segment keeps out's value
+    index[index == 4] = 5  # an empty segment: coo keeps out's value, csr writes the empty one
     indptr = np.searchsorted(index, np.arange(10)).astype(np.int64)
     start = rng.standard_normal((9, 70)).astype(np.float32)
-    want, want_arg = reference(src, index, 0, 9, reduce, start)
+    folded = reference(src, index, 0, 9, reduce, start)
+    fresh = reference(src, index, 0, 9, reduce)
     calls = {
-        "coo": lambda o: ts.segment_coo(src, index, o, reduce=reduce),
-        "csr": lambda o: ts.segment_csr(src, indptr, o, reduce),
+        "coo": (lambda o: ts.segment_coo(src, index, o, reduce=reduce), folded),
+        "csr": (lambda o: ts.segment_csr(src, indptr, o, reduce), fresh),
     }
     if reduce in ("min", "max"):
-        calls["coo arg"] = lambda o: getattr(ts, f"segment_{reduce}_coo")(src, index, o)
-        calls["csr arg"] = lambda o: getattr(ts, f"segment_{reduce}_csr")(src, indptr, o)
-    for name, call in calls.items():
+        calls["coo arg"] = (lambda o: getattr(ts, f"segment_{reduce}_coo")(src, index, o), folded)
+        calls["csr arg"] = (lambda o: getattr(ts, f"segment_{reduce}_csr")(src, indptr, o), fresh)
+    for name, (call, (want, want_arg)) in calls.items():
         dense = start.copy()
         r = call(dense)
         if name.endswith("arg"):
@@ -187,15 +189,41 @@ def test_segment_out_is_folded_where_it_lies(reduce):
         assert r is view and bits(view) == bits(want) and not wide[:, 1::2].any(), name
 
 
-def test_segment_out_torch_tensor_is_folded_in_place():
+@pytest.mark.parametrize("reduce", ["sum", "mean", "mul", "min", "max"])
+def test_segment_csr_overwrites_out_as_torch_scatter(reduce):
+    """torch_scatter's own test: ``out`` filled with -2 and the result is the one without it
+    (its ``segment_coo`` folds ``out`` in, its ``segment_csr`` does not)."""
+    src = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [9.0, 10.0]])
+    indptr = np.array([0, 2, 2, 5, 5])
+    want = ts.segment_csr(src, indptr, reduce=reduce)
+    out = np.full((4, 2), -2.0)
+    assert ts.segment_csr(src, indptr, out, reduce=reduce) is out
+    assert bits(out) == bits(want)
+    assert out[1].tolist() == ([1.0, 1.0] if reduce == "mul" else [0.0, 0.0])
+    if reduce in ("min", "max"):
+        out = np.full((4, 2), -2.0)
+        values, arg = getattr(ts, f"segment_{reduce}_csr")(src, indptr, out)
+        assert bits(values) == bits(want) and arg[1].tolist() == [5, 5]
+    # Its gradient with respect to out's old values is 0.
+    gs, go = ts.segment_csr_vjp(np.ones((4, 2)), src, indptr, np.full((4, 2), -2.0), reduce)
+    assert not go.any()
+    assert bits(gs) == bits(ts.segment_csr_vjp(np.ones((4, 2)), src, indptr, None, reduce)[0])
+
+
+def test_segment_out_torch_tensor_is_written_in_place():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(8)
     src = rng.standard_normal((40, 70)).astype(np.float32)
     indptr = np.array([0, 5, 5, 22, 40], np.int64)
     start = rng.standard_normal((4, 70)).astype(np.float32)
-    want, _ = reference(src, np.repeat(np.arange(4), np.diff(indptr)), 0, 4, "sum", start)
+    index = np.repeat(np.arange(4), np.diff(indptr))
+    want, _ = reference(src, index, 0, 4, "sum")
     t = torch.from_numpy(start.copy())
     assert ts.segment_csr(torch.from_numpy(src), torch.from_numpy(indptr), t) is t
+    assert bits(t.numpy()) == bits(want)
+    want, _ = reference(src, index, 0, 4, "sum", start)
+    t = torch.from_numpy(start.copy())
+    assert ts.segment_coo(torch.from_numpy(src), torch.from_numpy(index), t) is t
     assert bits(t.numpy()) == bits(want)
 
 
@@ -279,6 +307,73 @@ def test_composite_edge_cases():
     assert sm[0] + sm[1] == pytest.approx(1.0) and np.isnan(sm[2:]).all()
     std = ts.scatter_std(np.array([1.0, 3.0, 5.0]), np.array([0, 0, 2]), dim_size=4)
     assert np.array_equal(std, [np.sqrt(2.0), 0.0, 0.0, 0.0])
+
+
+def test_composites_out_takes_its_size_from_out():
+    """torch_scatter's ``scatter_logsumexp(src=[-1, -50], index=[0, 0], out=[-10, -10])``:
+    the result has out's size (cell 1 received nothing: -inf), never a broadcast."""
+    out = np.array([-10.0, -10.0])
+    r = ts.scatter_logsumexp(np.array([-1.0, -50.0]), np.array([0, 0]), out=out)
+    assert r is out and out[0] == pytest.approx(-1.0) and out[1] == -np.inf
+    out = np.full((3, 2), 5.0)
+    src = np.array([[1.0, 2.0], [3.0, 6.0]])
+    r = ts.scatter_std(src, np.array([0, 0]), dim=0, out=out)
+    assert r is out and np.array_equal(out, [[np.sqrt(2.0), np.sqrt(8.0)], [0, 0], [0, 0]])
+    # A shape the result does not have, or another dtype: an error, nothing written.
+    for bad in (np.full(1, 3.0), np.full((2, 2), 3.0)):
+        with pytest.raises(ValueError, match="out: shape"):
+            ts.scatter_logsumexp(np.array([-1.0, -50.0]), np.array([0, 0]), dim_size=2, out=bad)
+        assert (bad == 3.0).all()
+    with pytest.raises(TypeError, match="out: dtype"):
+        ts.scatter_std(src, np.array([0, 0]), dim=0, out=np.zeros((1, 2), np.float32))
+
+
+def test_gathers_out_must_have_the_results_shape():
+    src = np.array([1.0, 2.0, 3.0])
+    out = np.zeros(3)
+    assert ts.gather_coo(src, np.array([0, 0, 2]), out) is out and out.tolist() == [1, 1, 3]
+    assert ts.gather_csr(src, np.array([0, 1, 1, 3]), out) is out and out.tolist() == [1, 3, 3]
+    for call in (lambda o: ts.gather_coo(src, np.array([2]), o),
+                 lambda o: ts.gather_csr(np.array([4.0]), np.array([0, 3]), o[:, None]),
+                 lambda o: ts.gather_coo(src, np.array([0, 1]), o)):
+        o = np.full((2, 3), 9.0)
+        with pytest.raises(ValueError, match="out: shape"):
+            call(o)
+        assert (o == 9.0).all()
+
+
+def test_zero_segments_agree():
+    """torch_scatter's zero-element tests: an empty src and an empty indptr are zero segments
+    for segment_csr and gather_csr alike (an indptr of one offset too)."""
+    src = np.zeros((0, 0, 0, 16), np.float32)
+    for indptr in (np.zeros(0, np.int64), np.zeros(1, np.int64)):
+        assert ts.segment_csr(src, indptr).shape == (0, 0, 0, 16)
+        assert ts.gather_csr(src, indptr).shape == (0, 0, 0, 16)
+    assert ts.gather_csr(np.zeros((0, 3)), np.zeros(0, np.int64)).shape == (0, 3)
+    with pytest.raises(ValueError, match="offsets"):
+        ts.gather_csr(np.zeros((0, 3)), np.zeros(2, np.int64))
+    index = np.zeros(0, np.int64)
+    assert ts.scatter(src, index, dim=0, dim_size=0).shape == (0, 0, 0, 16)
+    assert ts.segment_coo(src, index, dim_size=0).shape == (0, 0, 0, 16)
+    assert ts.gather_coo(src, index).shape == (0, 0, 0, 16)
+
+
+def test_autograd_out_must_have_the_results_shape():
+    torch = pytest.importorskip("torch")
+    src = torch.ones(3, 2, requires_grad=True)
+    index = torch.tensor([0, 0, 1])
+    for call in (
+        lambda o: ts.scatter(src, index, 0, o, dim_size=2),
+        lambda o: ts.gather_coo(src, torch.tensor([0, 2]), o),
+        lambda o: ts.scatter_logsumexp(src, index, 0, o, dim_size=2),
+        lambda o: ts.scatter_elements(torch.zeros(2, 2), index[:, None].expand(3, 2), src,
+                                      reduction="add", out=o),
+        lambda o: ts.gather(src, torch.tensor([0, 1]), out=o),
+    ):
+        o = torch.full((3, 2, 2), 9.0)
+        with pytest.raises(ValueError, match="out"):
+            call(o)
+        assert (o == 9.0).all()
 
 
 def test_errors_are_python_exceptions_and_out_is_untouched():

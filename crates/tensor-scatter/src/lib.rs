@@ -77,6 +77,7 @@ mod scatter;
 pub mod segment;
 mod shape;
 mod view;
+mod vjp;
 
 mod adapters;
 #[cfg(feature = "ndarray")]
@@ -113,18 +114,19 @@ pub use gather::{
 };
 #[allow(deprecated)]
 pub use gather::{gather_elements_into, gather_into, gather_nd_into};
-pub use gather::{gather_elements_vjp, gather_nd_vjp, gather_vjp};
 pub use index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 pub use kernels::{try_vec_with_huge_pages, vec_with_huge_pages};
 pub use raw_view::{element_span, gap_free_span};
 pub use reduce::Accumulation;
+pub use scatter::ScatterOptions;
 pub use scatter::elements::{scatter_elements, scatter_elements_into, scatter_elements_out};
 pub use scatter::nd::{scatter_nd, scatter_nd_into, scatter_nd_out};
 pub use scatter::update::{scatter_update, scatter_update_into, scatter_update_out};
-pub use scatter::{
-    ScatterGrads, ScatterOptions, scatter_elements_vjp, scatter_nd_vjp, scatter_update_vjp,
-};
 pub use view::{Tensor, TensorView, TensorViewMut};
+pub use vjp::{
+    ScatterGrads, gather_elements_vjp, gather_nd_vjp, gather_vjp, scatter_elements_vjp,
+    scatter_nd_vjp, scatter_update_vjp,
+};
 
 /// Re-export of the `half` crate (f16 and bf16).
 pub use half;

@@ -7,7 +7,7 @@
 //! reads, writes or borrows them.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernels::elems::{Elems, ElemsMut};
+use crate::view::elems::{Elems, ElemsMut};
 use crate::view::{Layout, TensorView, TensorViewMut};
 
 /// The element positions `[lo, hi]` a non-empty layout reaches relative to its origin, when

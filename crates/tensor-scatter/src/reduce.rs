@@ -1,81 +1,12 @@
-//! Reductions: the [`Reduction`] enum (re-exported from `dtype`, whose `Element` methods
-//! carry the scalar rules it selects), its parsing and checks, the [`Accumulation`] setting,
-//! and the zero-sized combiners the kernels are monomorphised over (no `match` per element).
+//! Reductions: the parsing and checks of the [`Reduction`] enum (plain data in `dtype`, whose
+//! `Element` methods carry the scalar rules it selects), the [`Accumulation`] setting, and
+//! the zero-sized combiners the kernels are monomorphised over (no `match` per element).
 
-use std::fmt;
 use std::str::FromStr;
 
 use crate::dtype::Element;
+pub(crate) use crate::dtype::Reduction;
 use crate::error::{Error, Result};
-
-/// How an update combines with the value already in the destination cell.
-///
-/// With duplicates, updates fold in row-major order of `indices`:
-/// `cell = f(...f(f(start, u₀), u₁)..., uₙ)` where `start` is the cell's value
-/// (`include_self = true`) or the reduction's identity (`include_self = false`).
-/// `Mean` divides that sum by the number of terms (`n + 1` or `n`).
-///
-/// ```
-/// use tensor_scatter::Reduction;
-/// assert_eq!("add".parse::<Reduction>().unwrap(), Reduction::Add);
-/// assert_eq!("sum".parse::<Reduction>().unwrap(), Reduction::Add); // OpenVINO's name
-/// assert_eq!(Reduction::Max.to_string(), "max");
-/// assert!("argmax".parse::<Reduction>().is_err());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Reduction {
-    /// Assignment: the last update in index order wins (ONNX `none`).
-    #[default]
-    None,
-    /// Sum (OpenVINO `sum`; bool: OR).
-    Add,
-    /// Subtraction of each update (OpenVINO ScatterNDUpdate-15 `sub`; bool: XOR).
-    Sub,
-    /// Product (OpenVINO `prod`; bool: AND).
-    Mul,
-    /// IEEE `minimum` (torch `amin`; bool: AND).
-    Min,
-    /// IEEE `maximum` (torch `amax`; bool: OR).
-    Max,
-    /// Arithmetic mean; integer results round toward −∞. Not defined for bool.
-    Mean,
-}
-
-impl Reduction {
-    /// Every reduction, in declaration order.
-    pub const ALL: [Reduction; 7] = [
-        Reduction::None,
-        Reduction::Add,
-        Reduction::Sub,
-        Reduction::Mul,
-        Reduction::Min,
-        Reduction::Max,
-        Reduction::Mean,
-    ];
-
-    /// The canonical lower-case name (`none`, `add`, `sub`, `mul`, `min`, `max`, `mean`).
-    ///
-    /// ```
-    /// assert_eq!(tensor_scatter::Reduction::Mean.name(), "mean");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            Reduction::None => "none",
-            Reduction::Add => "add",
-            Reduction::Sub => "sub",
-            Reduction::Mul => "mul",
-            Reduction::Min => "min",
-            Reduction::Max => "max",
-            Reduction::Mean => "mean",
-        }
-    }
-}
-
-impl fmt::Display for Reduction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 impl Reduction {
     /// Checks that the reduction is defined for the data type `T` (mean is not defined for bool).
@@ -114,6 +45,17 @@ impl FromStr for Reduction {
             }
         })
     }
+}
+
+/// Where the gradient of a min or max cell goes when several of its values equal the result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ties {
+    /// Evenly among them, `out`'s starting value included (PyTorch's `scatter_reduce` rule).
+    #[default]
+    Split,
+    /// All to the one the forward's `arg` names: the first in index order, or `out`'s value
+    /// when the cell kept it (torch_scatter's rule).
+    First,
 }
 
 /// Where f16/bf16 reductions accumulate.

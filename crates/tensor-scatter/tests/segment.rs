@@ -175,6 +175,49 @@ fn segments_sorted_and_csr() {
 }
 
 #[test]
+fn segment_csr_overwrites_out_and_zero_segments_agree() {
+    // torch_scatter: segment_csr writes its result over `out` (empty segments 0, 1 for mul),
+    // segment_coo folds `out` in.
+    let src = [1.0f64, 2., 3., 4., 5.];
+    let indptr = [0i64, 2, 2, 5];
+    for red in [
+        Reduction::Add,
+        Reduction::Mean,
+        Reduction::Mul,
+        Reduction::Max,
+    ] {
+        let opts = SegmentOptions::new().reduce(red);
+        let want = segment_csr(&v(&src, &[5]), &v(&indptr, &[4]), &opts).unwrap();
+        let mut out = [-2.0f64; 3];
+        let mut o = TensorViewMut::new(&mut out, &[3]).unwrap();
+        segment::segment_csr_out(&v(&src, &[5]), &v(&indptr, &[4]), &mut o, &opts).unwrap();
+        assert_eq!(&out[..], want.as_slice(), "{red:?}");
+        // Its gradient with respect to out's old values is 0.
+        let g = segment::segment_csr_vjp(
+            &v(&[1.0f64; 3], &[3]),
+            &v(&src, &[5]),
+            &v(&indptr, &[4]),
+            Some(&v(&[-2.0; 3], &[3])),
+            &opts,
+        )
+        .unwrap();
+        assert_eq!(g.out.unwrap().as_slice(), &[0.0; 3]);
+    }
+    let mut out = [-2.0f64; 3];
+    let mut o = TensorViewMut::new(&mut out, &[3]).unwrap();
+    let opts = SegmentOptions::new();
+    segment::segment_coo_out(&v(&src, &[5]), &v(&[0i64, 0, 2, 2, 2], &[5]), &mut o, &opts).unwrap();
+    assert_eq!(out, [1.0, -2.0, 10.0]);
+    // An empty src and an empty indptr: zero segments for both (as torch_scatter).
+    let empty = v(&[0.0f32; 0], &[0, 3]);
+    let none = v(&[0i64; 0], &[0]);
+    assert_eq!(segment_csr(&empty, &none, &opts).unwrap().shape(), &[0, 3]);
+    assert_eq!(gather_csr(&empty, &none, &opts).unwrap().shape(), &[0, 3]);
+    let two = v(&[0i64, 0], &[2]);
+    assert!(gather_csr(&empty, &two, &opts).is_err());
+}
+
+#[test]
 fn errors_name_the_argument_position_and_value() {
     let src = [1.0f32; 4];
     let e = scatter(

@@ -11,25 +11,9 @@ array([0., 3., 0., 5.])
 
 from __future__ import annotations
 
-import operator
-from typing import Any, Optional
-
-import numpy as np
+from typing import Optional
 
 from . import _native
-from ._arrays import (
-    as_arr,
-    done,
-    index_arr,
-    new_result,
-    overlaps,
-    readable,
-    result,
-    same_view,
-    scalar,
-    staged,
-    writable,
-)
 from ._errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -43,6 +27,7 @@ from ._segment import __all__ as _segment_all
 from ._grad import *  # noqa: F401,F403 (the backward passes)
 from ._grad import __all__ as _grad_all
 from ._grad import gather_autograd, needs_grad, scatter_autograd
+from ._core import GATHER_NAMES, SCATTER_NAMES, _gather, _scatter
 
 __version__ = "0.1.0"
 
@@ -92,133 +77,6 @@ def __dir__():
     return sorted(__all__)
 
 
-def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
-    """`a`, copied when its memory may overlap one of `others` (an output being written)."""
-    return a.copy() if any(overlaps(a, o) for o in others) else a
-
-
-# The general path, when the native half cannot take an argument as it is: other array kinds
-# (JAX, lists, tensors torch will not export), foreign byte order, misaligned layouts or
-# strides that are not whole elements, an output that overlaps an input or that the native half cannot write in place.
-# Each argument is converted (copied only when needed), the checks the native half leaves to
-# Python are made here, and the native half is called on `_native.Prepared` arrays (an array
-# and the dtype of its bits), which it always accepts.
-
-def _updates_shape(op, data_shape, index_shape, axis):
-    """The shape ``updates`` must have, or ``None`` when the shapes or the axis are invalid (the
-    library then says why)."""
-    if op == "elements":
-        return index_shape
-    if op == "nd":
-        if not index_shape or index_shape[-1] > len(data_shape):
-            return None
-        return index_shape[:-1] + data_shape[index_shape[-1]:]
-    r = len(data_shape)
-    a = axis + r if axis < 0 else axis
-    if not 0 <= a < r:
-        return None
-    return data_shape[:a] + index_shape + data_shape[a + 1:]
-
-
-def _as_updates(u, d, op, name, index_shape, axis, window):
-    """``updates`` as the scatter takes it: of another dtype, cast by NumPy's ``same_kind``
-    rule (as ``ufunc.at`` casts; a Python scalar or list follows NumPy's conversion; a torch
-    tensor must have data's dtype, as torch's own scatters require); of another shape,
-    broadcast to the shape the scatter needs (``np.add.at(x, i, 2.0)``), as a view."""
-    if u.dtype != d.dtype:
-        if u.kind == "torch" or d.kind == "torch":
-            raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's "
-                             f"dtype {d.dtype} (torch's scatters do not cast either: pass "
-                             f"updates.to(data.dtype))")
-        if not np.can_cast(u.array.dtype, d.array.dtype, "same_kind"):
-            raise DTypeError(f"{name}: updates: dtype {u.dtype} cannot be cast to data's dtype "
-                             f"{d.dtype} under NumPy's 'same_kind' rule (as ufunc.at); cast it "
-                             f"first, e.g. updates.astype(data.dtype)")
-        u = u._replace(array=u.array.astype(d.array.dtype), dtype=d.dtype)
-    want = _updates_shape(op, tuple(d.array.shape), tuple(index_shape), axis)
-    if want is not None and u.array.shape != want and not window:
-        try:
-            u = u._replace(array=np.broadcast_to(u.array, want))
-        except ValueError:
-            pass  # the library names the shapes
-    return u
-
-
-def _scatter(op, name, data, indices, updates, out, *options):
-    d = readable(as_arr(data, "data", name), "data", name)
-    i = readable(index_arr(indices, "indices", name), "indices", name)
-    u = readable(as_arr(updates, "updates", name), "updates", name)
-    try:
-        axis = operator.index(options[0])
-    except TypeError:
-        axis = 0  # the native half raises
-    window = options[7] is True or (type(options[7]) is np.bool_ and bool(options[7]))
-    u = _as_updates(u, d, op, name, i.array.shape, axis, window)
-    if out is None:
-        res = new_result(d.array.shape, d)
-        done(_native.scatter(op, d.prepared(), i.prepared(), u.prepared(), d.prepared(res), *options))
-        return result(res, d)
-    o = as_arr(out, "out", name)
-    writable(o, "out", name)
-    if o.dtype != d.dtype:
-        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
-    target = o.array
-    in_place = same_view(target, d.array)
-    # An output the native half cannot write in place (misaligned, foreign byte order)
-    # is written through a contiguous stage, copied back only after success.
-    stage = staged(target, keep=in_place)
-    ip = i.prepared(_private(i.array, target))
-    up = u.prepared(_private(u.array, target))
-    dp = d.prepared(stage if in_place else _private(d.array, target))
-    done(_native.scatter(op, dp, ip, up, d.prepared(stage), *options))
-    if stage is not target:
-        target[...] = stage
-    return out
-
-
-def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, out_of_range,
-            fill_value, threads):
-    d = readable(as_arr(data, "data", name), "data", name)
-    i = readable(index_arr(indices, "indices", name), "indices", name)
-    fill = fill_value  # None, or one the native half refuses without out_of_range="fill"
-    if out_of_range == "fill" and fill_value is not None:
-        fill = d.prepared(scalar(fill_value, d, name))
-    options = (axis, batch_dims, negative_indices, out_of_range, fill, threads)
-    if out is None:
-        shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, axis, batch_dims)
-        res = new_result(shape, d)
-        done(_native.gather(op, d.prepared(), i.prepared(), d.prepared(res), *options))
-        return result(res, d)
-    o = as_arr(out, "out", name)
-    writable(o, "out", name)
-    if o.dtype != d.dtype:
-        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
-    target = o.array
-    stage = staged(target, keep=False)
-    dp = d.prepared(_private(d.array, target))
-    ip = i.prepared(_private(i.array, target))
-    done(_native.gather(op, dp, ip, d.prepared(stage), *options))
-    if stage is not target:
-        target[...] = stage
-    return out
-
-
-_NAMES = {"elements": "scatter_elements", "nd": "scatter_nd", "update": "scatter_update"}
-_GATHER_NAMES = {"gather": "gather", "elements": "gather_elements", "nd": "gather_nd"}
-
-
-def _scatter_raw(op, data, indices, updates, out, options):
-    """One scatter without autograd: the native half, else the general path."""
-    r = _native.scatter(op, data, indices, updates, out, *options)
-    return _scatter(op, _NAMES[op], data, indices, updates, out, *options) if r is None else r
-
-
-def _gather_raw(op, data, indices, options, out=None):
-    """One gather without autograd: the native half, else the general path."""
-    r = _native.gather(op, data, indices, out, *options)
-    return _gather(op, _GATHER_NAMES[op], data, indices, out, *options) if r is None else r
-
-
 def _scatter_any(op, data, indices, updates, out, options, ties):
     """A scatter the native half declined (the public functions ask it first): recorded by
     torch.autograd when ``data`` or ``updates`` requires grad (the native half takes no such
@@ -226,7 +84,7 @@ def _scatter_any(op, data, indices, updates, out, options, ties):
     autograd test), else converted by the general path."""
     if needs_grad(data, updates):
         return scatter_autograd(op, data, indices, updates, out, options + (ties,))
-    return _scatter(op, _NAMES[op], data, indices, updates, out, *options)
+    return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, *options)
 
 
 def _gather_any(op, data, indices, out, options):
@@ -234,7 +92,7 @@ def _gather_any(op, data, indices, out, options):
     when ``data`` requires grad, else converted by the general path."""
     if needs_grad(data):
         return gather_autograd(op, data, indices, out, options)
-    return _gather(op, _GATHER_NAMES[op], data, indices, out, *options)
+    return _gather(op, GATHER_NAMES[op], data, indices, out, *options)
 
 
 def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = "none",
@@ -263,7 +121,7 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
            [1., 1., 0.]], dtype=float32)
     """
     if ties != "split" and ties != "first":
-        raise ArgumentError(f"{_NAMES['elements']}: ties: {ties!r} is not 'split' or 'first'")
+        raise ArgumentError(f"{SCATTER_NAMES['elements']}: ties: {ties!r} is not 'split' or 'first'")
     r = _native.scatter("elements", data, indices, updates, out, axis, reduction, include_self,
                         negative_indices, out_of_range, accumulation, threads, updates_window)
     if r is not None:
@@ -290,7 +148,7 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
            [6, 8]])
     """
     if ties != "split" and ties != "first":
-        raise ArgumentError(f"{_NAMES['nd']}: ties: {ties!r} is not 'split' or 'first'")
+        raise ArgumentError(f"{SCATTER_NAMES['nd']}: ties: {ties!r} is not 'split' or 'first'")
     r = _native.scatter("nd", data, indices, updates, out, 0, reduction, include_self,
                         negative_indices, out_of_range, accumulation, threads, False)
     if r is not None:
@@ -314,7 +172,7 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     array([3., 0., 0., 4.])
     """
     if ties != "split" and ties != "first":
-        raise ArgumentError(f"{_NAMES['update']}: ties: {ties!r} is not 'split' or 'first'")
+        raise ArgumentError(f"{SCATTER_NAMES['update']}: ties: {ties!r} is not 'split' or 'first'")
     r = _native.scatter("update", data, indices, updates, out, axis, reduction, include_self,
                         negative_indices, out_of_range, accumulation, threads, False)
     if r is not None:

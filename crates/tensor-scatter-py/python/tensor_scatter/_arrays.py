@@ -213,6 +213,27 @@ def scalar(value: Any, like: Arr, op: str) -> np.ndarray:
     return out
 
 
+def receive(out: Any, value: Any, op: str) -> Any:
+    """``value``, a result computed apart, written into ``out`` (returned); ``value`` itself
+    without ``out``. Their shapes and dtypes must be the same: never a broadcast or a cast."""
+    if out is None:
+        return value
+    o, v = as_arr(out, "out", op), as_arr(value, "out", op)
+    writable(o, "out", op)
+    if o.array.shape != v.array.shape:
+        raise ArgumentError(
+            f"{op}: out: shape {list(o.array.shape)} does not match; expected "
+            f"{list(v.array.shape)} (the result's shape)"
+        )
+    if o.dtype != v.dtype:
+        raise DTypeError(f"{op}: out: dtype {o.dtype} does not match; expected the result's {v.dtype}")
+    if o.kind == "torch" and v.kind == "torch":
+        out.copy_(value)  # recorded by autograd when value requires grad
+    else:
+        o.array[...] = v.array
+    return out
+
+
 def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether the memory of `a` and `b` may overlap (their address ranges intersect)."""
     return a.size > 0 and b.size > 0 and np.may_share_memory(a, b)

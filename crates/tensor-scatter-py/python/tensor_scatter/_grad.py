@@ -17,7 +17,8 @@ import sys
 from typing import Any, Optional, Tuple
 
 from . import _native
-from ._arrays import as_arr, done, index_arr, readable, result
+from ._arrays import as_arr, done, index_arr, readable, receive, result
+from ._core import gather_raw, scatter_raw, segment_raw
 from ._errors import ArgumentError
 
 __all__ = [
@@ -222,8 +223,6 @@ def _make():
     """The autograd functions, made on first use (torch is optional)."""
     import torch
 
-    from . import _segment
-
     class Reduce(torch.autograd.Function):
         """``scatter`` / ``segment_coo`` / ``segment_csr`` as a function of ``(src, out)``."""
 
@@ -239,8 +238,7 @@ def _make():
                 # out's starting values, kept apart: `out=` then receives the result in place.
                 ctx.save_for_backward(src)
                 ctx.out_init = None if o is None else o.clone()
-            res = _segment._run(op, s, index, o, dim, dim_size, reduce, want_arg,
-                                threads=threads)
+            res = segment_raw(op, s, index, o, (dim, dim_size, reduce, want_arg, True, threads))
             if want_arg:
                 ctx.mark_non_differentiable(res[1])
                 return res[0], res[1]
@@ -292,8 +290,8 @@ def _make():
         def forward(ctx, src, index, spec):
             op, threads = spec
             ctx.spec, ctx.index, ctx.n = spec, index, src.shape[index.dim() - 1]
-            return _segment._run(op, src.detach(), index, None, -1, None, "sum",
-                                 threads=threads)[0]
+            return segment_raw(op, src.detach(), index, None,
+                               (-1, None, "sum", False, True, threads))[0]
 
         @staticmethod
         def backward(ctx, g):
@@ -318,16 +316,14 @@ def composite_autograd(op, src, index, dim, dim_size, unbiased, threads):
         import torch
         from torch.autograd.function import once_differentiable
 
-        from . import _segment
-
         class Composite(torch.autograd.Function):
             @staticmethod
             def forward(ctx, src, index, spec):
                 op, dim, dim_size, unbiased, threads = spec
                 ctx.save_for_backward(src)
                 ctx.index, ctx.spec = index, spec
-                return _segment._run(op, src.detach(), index, None, dim, dim_size, "sum",
-                                     unbiased=unbiased, threads=threads)[0]
+                return segment_raw(op, src.detach(), index, None,
+                                   (dim, dim_size, "sum", False, unbiased, threads))[0]
 
             @staticmethod
             @once_differentiable
@@ -357,10 +353,8 @@ def autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties, thr
     spec = (op, dim, dim_size, reduce, want_arg, ties, threads)
     r = reduce_fn.apply(src, out, index, spec)
     values, arg = r if want_arg else (r, None)
-    if out is not None:
-        out.copy_(values)
-        values = out
-    return values, arg
+    name = {"scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr"}[op]
+    return receive(out, values, name), arg
 
 
 # --- the six operators ----------------------------------------------------------------------
@@ -501,8 +495,6 @@ def _make_ops():
     """The autograd functions of the six operators, made on first use."""
     import torch
 
-    from . import _scatter_raw, _gather_raw
-
     def _vjp_options(spec):
         (axis, reduction, include_self, negative_indices, out_of_range, _accumulation, threads,
          updates_window, ties) = spec
@@ -520,7 +512,7 @@ def _make_ops():
                 ctx.d, ctx.u = d, u  # shapes and dtypes only: the backward is linear
             else:
                 ctx.save_for_backward(data, updates)
-            return _scatter_raw(op, d, indices, u, None, spec[:-1])
+            return scatter_raw(op, d, indices, u, None, spec[:-1])
 
         @staticmethod
         def backward(ctx, g):
@@ -555,7 +547,7 @@ def _make_ops():
         @staticmethod
         def forward(ctx, data, indices, op, spec):
             ctx.op, ctx.spec, ctx.indices, ctx.shape = op, spec, indices, tuple(data.shape)
-            return _gather_raw(op, data.detach(), indices, spec)
+            return gather_raw(op, data.detach(), indices, spec)
 
         @staticmethod
         def backward(ctx, g):
@@ -591,18 +583,11 @@ def scatter_autograd(op, data, indices, updates, out, spec):
     """A scatter recorded by torch.autograd; ``out=`` receives the result in place (as torch's
     own in-place operations)."""
     scatter_fn, _ = _functions_of_ops()
-    r = scatter_fn.apply(data, updates, indices, op, spec)
-    if out is None:
-        return r
-    out.copy_(r)
-    return out
+    return receive(out, scatter_fn.apply(data, updates, indices, op, spec), f"scatter_{op}")
 
 
 def gather_autograd(op, data, indices, out, spec):
     """A gather recorded by torch.autograd; ``out=`` receives the result."""
     _, gather_fn = _functions_of_ops()
-    r = gather_fn.apply(data, indices, op, spec)
-    if out is None:
-        return r
-    out.copy_(r)
-    return out
+    name = {"gather": "gather", "elements": "gather_elements", "nd": "gather_nd"}[op]
+    return receive(out, gather_fn.apply(data, indices, op, spec), name)

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-import numpy as np
-
-from . import _native
-from ._arrays import as_arr, done, index_arr, overlaps, readable, result, staged, writable
-from ._errors import ArgumentError, DTypeError
+from ._arrays import receive
+from ._core import SEGMENT_NAMES as _NAMES, segment_raw
+from ._errors import ArgumentError
 from ._grad import autograd_run, composite_autograd, needs_grad
 
 __all__ = [
@@ -30,45 +28,6 @@ __all__ = [
 _DIFFERENTIABLE = ("scatter", "coo", "csr", "gather_coo", "gather_csr")
 _COMPOSITES = ("softmax", "log_softmax", "logsumexp", "std")
 
-_NAMES = {
-    "scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr", "gather_coo": "gather_coo",
-    "gather_csr": "gather_csr", "softmax": "scatter_softmax", "log_softmax": "scatter_log_softmax",
-    "logsumexp": "scatter_logsumexp", "std": "scatter_std",
-}
-
-
-def _positions(a: Optional[np.ndarray], like) -> Any:
-    if a is None or like.kind == "numpy":
-        return a
-    if like.kind == "torch":
-        import torch
-        return torch.from_numpy(a)
-    import jax.numpy as jnp
-    return jnp.asarray(a)
-
-
-def _general(op, src, index, out, *options):
-    """The general path (see ``__init__``): convert, copy what overlaps ``out``, stage an
-    ``out`` the native half cannot write, and call it with prepared arrays."""
-    name = _NAMES[op]
-    arg = "indptr" if op in ("csr", "gather_csr") else "index"
-    s = readable(as_arr(src, "src", name), "src", name)
-    i = readable(index_arr(index, arg, name), arg, name)
-    if out is None:
-        r = done(_native.segment(op, s.prepared(), i.prepared(), None, *options))
-        return result(r[0], s), _positions(r[1], s)
-    o = as_arr(out, "out", name)
-    writable(o, "out", name)
-    if o.dtype != s.dtype:
-        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected src's dtype {s.dtype}")
-    target = o.array
-    stage = staged(target, keep=True)
-    sp = s.prepared(s.array.copy() if overlaps(s.array, target) else None)
-    ip = i.prepared(i.array.copy() if overlaps(i.array, target) else None)
-    r = done(_native.segment(op, sp, ip, s.prepared(stage), *options))
-    if stage is not target:
-        target[...] = stage
-    return out, _positions(r[1], s)
 
 
 def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg=False,
@@ -82,18 +41,19 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
     if op in _DIFFERENTIABLE and needs_grad(src, out):
         return autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties,
                             threads)
-    options = (dim, dim_size, reduce, want_arg, unbiased, threads)
-    r = _native.segment(op, src, index, out, *options)
-    return r if r is not None else _general(op, src, index, out, *options)
+    return segment_raw(op, src, index, out, (dim, dim_size, reduce, want_arg, unbiased, threads))
 
 
-def _into(out, value):
-    """``value`` copied into ``out`` (the composites' and gathers' ``out=``: it receives the
-    result)."""
-    if out is None:
-        return value
-    out[...] = value
-    return out
+def _extent(out, dim, dim_size):
+    """``dim_size``, else ``out``'s extent along ``dim`` (the composites' output takes its size
+    from ``out`` as :func:`scatter`'s does); an unusable ``dim`` is left to the native check."""
+    if out is None or dim_size is not None:
+        return dim_size
+    shape = tuple(out.shape)
+    try:
+        return shape[dim] if -len(shape) <= dim < len(shape) else None
+    except TypeError:
+        return None
 
 
 def scatter(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
@@ -189,7 +149,8 @@ def segment_csr(src, indptr, out=None, reduce: str = "sum", *, threads: Optional
                 ties: str = "split"):
     """Reduces the segments ``[indptr[i], indptr[i + 1])`` of ``src`` along
     ``dim = indptr.ndim - 1`` (torch_scatter's ``segment_csr``); ``indptr`` must be
-    non-decreasing within ``[0, src.shape[dim]]``.
+    non-decreasing within ``[0, src.shape[dim]]``. ``out=`` receives the result, its values
+    taking no part (torch_scatter's rule; :func:`segment_coo` folds them in).
 
     >>> import numpy as np, tensor_scatter as ts
     >>> ts.segment_csr(np.arange(6.0), np.array([0, 2, 2, 6]))
@@ -255,7 +216,8 @@ def gather_csr(src, indptr, out=None, *, threads: Optional[int] = None):
     >>> ts.gather_csr(np.array([1.0, 2.0, 3.0]), np.array([0, 2, 2, 3]))
     array([1., 1., 3.])
     """
-    return _into(out, _run("gather_csr", src, indptr, None, -1, None, "sum", threads=threads)[0])
+    r = _run("gather_csr", src, indptr, None, -1, None, "sum", threads=threads)[0]
+    return receive(out, r, "gather_csr")
 
 
 def gather_coo(src, index, out=None, *, threads: Optional[int] = None):
@@ -266,7 +228,8 @@ def gather_coo(src, index, out=None, *, threads: Optional[int] = None):
     >>> ts.gather_coo(np.array([1.0, 2.0, 3.0]), np.array([0, 0, 2]))
     array([1., 1., 3.])
     """
-    return _into(out, _run("gather_coo", src, index, None, -1, None, "sum", threads=threads)[0])
+    r = _run("gather_coo", src, index, None, -1, None, "sum", threads=threads)[0]
+    return receive(out, r, "gather_coo")
 
 
 def scatter_softmax(src, index, dim: int = -1, dim_size: Optional[int] = None, *,
@@ -295,14 +258,16 @@ def scatter_log_softmax(src, index, dim: int = -1, dim_size: Optional[int] = Non
 def scatter_logsumexp(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
                       threads: Optional[int] = None):
     """``log(sum(exp(x)))`` per cell: -inf for an empty or all -inf cell, +inf when one
-    element is +inf, NaN propagates (no ``eps``). ``out=`` receives the result (its values
-    do not take part, unlike torch_scatter's).
+    element is +inf, NaN propagates (no ``eps``). ``out=`` receives the result, which takes
+    its size from it (its values do not take part, unlike torch_scatter's).
 
     >>> import numpy as np, tensor_scatter as ts
     >>> ts.scatter_logsumexp(np.array([0.0, 0.0, -np.inf]), np.array([0, 0, 1]), dim_size=3)
     array([0.69314718,       -inf,       -inf])
     """
-    return _into(out, _run("logsumexp", src, index, None, dim, dim_size, "sum", threads=threads)[0])
+    dim_size = _extent(out, dim, dim_size)
+    r = _run("logsumexp", src, index, None, dim, dim_size, "sum", threads=threads)[0]
+    return receive(out, r, "scatter_logsumexp")
 
 
 def scatter_std(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
@@ -314,5 +279,6 @@ def scatter_std(src, index, dim: int = -1, out=None, dim_size: Optional[int] = N
     >>> ts.scatter_std(np.array([1.0, 3.0, 7.0]), np.array([0, 0, 1]))
     array([1.41421356, 0.        ])
     """
+    dim_size = _extent(out, dim, dim_size)
     r = _run("std", src, index, None, dim, dim_size, "sum", unbiased=unbiased, threads=threads)
-    return _into(out, r[0])
+    return receive(out, r[0], "scatter_std")

@@ -12,7 +12,7 @@ use crate::index::{Fault, IndexInt, IndexPolicy, resolve, with_native_indices};
 use crate::kernels::gather::strided::{self, DataView, SliceDims};
 use crate::kernels::gather::{Geom, Job};
 use crate::kernels::{self, DestPtr};
-use crate::scatter::is_contiguous;
+use crate::view::is_contiguous;
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 use super::GatherOptions;
@@ -238,7 +238,7 @@ fn build<T: Element, I: IndexInt>(
     }
 }
 
-pub(super) fn drive_alloc<T: Element, I: IndexInt>(
+pub(crate) fn drive_alloc<T: Element, I: IndexInt>(
     op: &'static str,
     planner: GatherPlanner,
     data: &TensorView<'_, T>,

@@ -18,12 +18,10 @@
 //! copied once into a contiguous buffer, since every index is read anyway, and a strided
 //! `out` (the `_into` forms) receives a contiguous result element by element.
 
-mod drive;
-mod plan;
-mod vjp;
+pub(crate) mod drive;
+pub(crate) mod plan;
 
 pub(crate) use plan::{plan_gather, plan_gather_elements, plan_gather_nd};
-pub use vjp::{gather_elements_vjp, gather_nd_vjp, gather_vjp};
 
 use drive::{drive_alloc, drive_into};
 

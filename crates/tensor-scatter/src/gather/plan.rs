@@ -19,7 +19,7 @@ pub(crate) struct GatherPlan {
     pub(super) slice_start: usize,
 }
 
-pub(super) type GatherPlanner = fn(&[usize], &[usize], i64, i64) -> Result<GatherPlan>;
+pub(crate) type GatherPlanner = fn(&[usize], &[usize], i64, i64) -> Result<GatherPlan>;
 
 fn out_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
     let n = numel(op, "indices", shape)?;

@@ -9,7 +9,6 @@
 //! `DestPtr` access is bounds-checked (a panic, not undefined behaviour, if an argument were
 //! ever wrong), so the whole test suite can run over checked access.
 
-pub(crate) mod elems;
 pub(crate) mod gather;
 pub(crate) mod rows;
 pub(crate) mod scatter;
@@ -22,6 +21,7 @@ use std::marker::PhantomData;
 
 use crate::dtype::{BitsOf, Element};
 use crate::reduce::Combiner;
+use crate::view::elems::ElemsMut;
 use crate::view::{TensorView, TensorViewMut};
 
 /// Checks, at compile time, that `T` and `U` have one size and one alignment.
@@ -133,6 +133,17 @@ pub(crate) fn combine_slices<T: Element, C: Combiner<T>>(dst: &mut [T], src: &[T
 #[inline(always)]
 pub(crate) fn fill<T: Copy>(dest: &mut [T], d: usize, len: usize, value: T) {
     dest[d..d + len].fill(value);
+}
+
+impl<T: Copy> ElemsMut<'_, T> {
+    /// The buffer as a kernel destination. The kernels write only positions the view's layout
+    /// reaches (the plan and the index pass prove it), never a gap.
+    pub(crate) fn dest(&mut self) -> DestPtr<'_, T> {
+        let len = self.len();
+        // SAFETY: the positions are this borrow's for as long as the result lives (`&mut
+        // self`); what a kernel may touch through it is the kernels' contract.
+        unsafe { DestPtr::from_raw(self.ptr(), len) }
+    }
 }
 
 /// A destination buffer shared by the tasks of one kernel, each writing only cells it owns.

@@ -298,7 +298,8 @@ fn contributions<T: Element, I: IndexInt>(
 }
 
 /// torch_scatter's `scatter` / `segment_coo` / `segment_csr` (values and positions), with
-/// `out` supplying starting values. Errors carry the right kind only (no positions).
+/// `out` supplying starting values (`segment_csr` overwrites it: its values take no part).
+/// Errors carry the right kind only (no positions).
 pub fn reduce<T: Element, I: IndexInt>(
     form: Form,
     src: &TensorView<'_, T>,
@@ -316,6 +317,7 @@ pub fn reduce<T: Element, I: IndexInt>(
     let r = opts.reduce;
     let mut values = Vec::with_capacity(cells.len());
     let mut args = Vec::with_capacity(cells.len());
+    let out = out.filter(|_| form != Form::Csr);
     for (cell, its) in cells.iter().zip(&items) {
         let start = out.map(|o| o.get(cell).unwrap_or_default());
         let (v, a) = fold_cell(start, its, r, e);
@@ -348,7 +350,8 @@ pub fn gather<T: Element, I: IndexInt>(
     }
     let mut oshape = target.clone();
     if form == Form::Csr {
-        if ishape[dim] != sshape[dim] + 1 {
+        // No offsets are zero segments too.
+        if ishape[dim] != sshape[dim] + 1 && (sshape[dim], ishape[dim]) != (0, 0) {
             return Err(invalid("indptr", "shape"));
         }
         let all: Vec<i64> = coords(&ishape)
@@ -527,9 +530,11 @@ pub fn vjp<T: Float, I: IndexInt>(
     };
     let mut gs = vec![T::default(); xs.len()];
     let mut go = vec![T::default(); c.cells.len()];
+    // segment_csr overwrites `out`: its values take no part, and their gradient is 0.
+    let start_of = out.filter(|_| form != Form::Csr);
     for (cell, coord) in c.cells.iter().enumerate() {
         let g = grad.get(coord).unwrap_or_default();
-        let start = out.map(|o| o.get(coord).unwrap_or_default());
+        let start = start_of.map(|o| o.get(coord).unwrap_or_default());
         let ms = &members[cell];
         match opts.reduce {
             Reduction::Add => {
@@ -585,6 +590,9 @@ pub fn vjp<T: Float, I: IndexInt>(
                 go[cell] = T::from_acc(all * g.to_acc());
             }
         }
+    }
+    if form == Form::Csr {
+        go.fill(T::default());
     }
     Ok((
         Tensor::from_vec(gs, src.shape())?,

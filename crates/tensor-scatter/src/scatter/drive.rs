@@ -14,7 +14,8 @@ use super::plan::{Plan, Planner, Runs, SKIP, resolve_indices};
 use super::rows;
 use super::sequential::run_sequential;
 use super::strategy::{DataCopy, Prepared, fast_supported, flat_index_error, prepare};
-use super::{ScatterOptions, is_contiguous, shape_text};
+use super::{ScatterOptions, shape_text};
+use crate::view::is_contiguous;
 
 /// Runs `$body` with `$C` bound to the combiner of reduction `$r` (`mean` never reaches the
 /// fast kernels: it keeps per-cell counts and runs on the sequential engine).

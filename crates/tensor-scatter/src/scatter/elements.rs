@@ -89,7 +89,7 @@ fn covers(outer: &[usize], inner: &[usize]) -> bool {
 /// `updates` narrowed to the window of indices' extent at its origin, when
 /// [`ScatterOptions::updates_window`] lets it be larger (PyTorch's `src` rule); as given
 /// otherwise, for the plan to check.
-pub(super) fn window<'v, 'a, T: Copy>(
+pub(crate) fn window<'v, 'a, T: Copy>(
     updates: &'v TensorView<'a, T>,
     indices: &[usize],
     opts: &ScatterOptions,

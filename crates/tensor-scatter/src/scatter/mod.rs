@@ -18,22 +18,18 @@
 mod drive;
 pub(crate) mod elements;
 pub(crate) mod nd;
-mod plan;
+pub(crate) mod plan;
 mod rows;
 mod sequential;
 mod strategy;
 pub(crate) mod update;
-mod vjp;
 
 pub(crate) use drive::{run_in_place, run_out, run_out_of_place};
 pub(crate) use plan::{Component, Plan};
-pub use vjp::{ScatterGrads, scatter_elements_vjp, scatter_nd_vjp, scatter_update_vjp};
 
 use crate::exec::Par;
 use crate::index::{IndexPolicy, NegativeIndices, OutOfRange};
-use crate::reduce::{Accumulation, Reduction};
-use crate::segment::Ties;
-use crate::view::Layout;
+use crate::reduce::{Accumulation, Reduction, Ties};
 
 /// Options shared by the three scatter operators.
 ///
@@ -183,18 +179,6 @@ impl ScatterOptions {
     pub(crate) fn fills(&self) -> bool {
         self.reduction != Reduction::None && !self.include_self
     }
-}
-
-/// Row-major contiguity (dims of extent 1 may have any stride).
-pub(crate) fn is_contiguous(l: &Layout) -> bool {
-    let mut expect = 1isize;
-    for (&n, &s) in l.shape.iter().zip(&l.strides).rev() {
-        if n != 1 && s != expect {
-            return false;
-        }
-        expect = expect.wrapping_mul(n as isize);
-    }
-    true
 }
 
 /// Formats a shape rule for error messages.

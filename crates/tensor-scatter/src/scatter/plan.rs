@@ -30,7 +30,7 @@ pub(crate) struct Runs {
 impl Runs {
     /// Collapses the slice dims, then peels off the innermost dim as a run when both operands
     /// are contiguous along it.
-    pub(super) fn new(shape: &[usize], dest: &[isize], upd: &[isize]) -> Runs {
+    pub(crate) fn new(shape: &[usize], dest: &[isize], upd: &[isize]) -> Runs {
         let mut dims: Vec<(usize, isize, isize)> = Vec::new();
         for ((&n, &d), &u) in shape.iter().zip(dest).zip(upd) {
             if n == 1 {
@@ -166,7 +166,7 @@ pub(crate) fn resolve_indices<I: IndexInt>(
 
 /// Calls `f(dest_pos, upd_pos, len)` for every run of every non-skipped tuple, in application
 /// order. Positions are absolute buffer positions.
-pub(super) fn for_each_run(
+pub(crate) fn for_each_run(
     plan: &Plan,
     runs: &Runs,
     resolved: &[isize],

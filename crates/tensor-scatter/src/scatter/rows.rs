@@ -27,9 +27,10 @@ use crate::reduce::Reduction;
 use crate::shape::sat_product;
 use crate::view::{Layout, TensorView};
 
+use super::ScatterOptions;
 use super::plan::Plan;
 use super::sequential::widens;
-use super::{ScatterOptions, is_contiguous};
+use crate::view::is_contiguous;
 
 /// A scatter recognised as rows, from shapes alone.
 #[derive(Debug)]

@@ -15,9 +15,10 @@ use crate::kernels::scatter;
 use crate::reduce::Reduction;
 use crate::view::{Layout, TensorView};
 
+use super::ScatterOptions;
 use super::plan::{Plan, SKIP, resolve_indices};
 use super::sequential::widens;
-use super::{ScatterOptions, is_contiguous};
+use crate::view::is_contiguous;
 
 /// Whether the parallel strategies cover these options. `mean` and wide f16/bf16
 /// accumulation keep per-cell state across the fold and run on the sequential engine.

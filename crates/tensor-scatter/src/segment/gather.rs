@@ -99,7 +99,8 @@ pub fn gather_coo<T: Element, I: IndexInt>(
 ///
 /// # Errors
 /// A rank of indptr of 0 or above src's; an indptr that does not broadcast or whose extent
-/// is not `src.shape[dim] + 1`; a decreasing or negative offset.
+/// is not `src.shape[dim] + 1` (or 0 when src has no segments); a decreasing or negative
+/// offset.
 pub fn gather_csr<T: Element, I: IndexInt>(
     src: &TensorView<'_, T>,
     indptr: &TensorView<'_, I>,
@@ -108,7 +109,10 @@ pub fn gather_csr<T: Element, I: IndexInt>(
     const OP: &str = "gather_csr";
     let (dim, mut target) = gather_target(OP, "indptr", src, &indptr.layout.shape)?;
     let segments = src.layout.shape[dim];
-    if indptr.layout.shape[dim] != segments + 1 {
+    // No offsets are zero segments too, as segment_csr reads them (torch_scatter's zero-size
+    // tests pass both).
+    let offsets = indptr.layout.shape[dim];
+    if offsets != segments + 1 && !(segments == 0 && offsets == 0) {
         return Err(Error::shape(
             OP,
             "indptr",

@@ -18,9 +18,10 @@
 //! * The output has `src`'s shape with `dim` of size `dim_size`, else `out`'s, else
 //!   `index.max() + 1` (0 for an empty index); for `segment_csr` `indptr.shape[dim] - 1`.
 //! * Without `out`, a cell that receives nothing is 0 (1 for `mul`); with `out` its value
-//!   starts the fold. *Ours:* with `out`, `mean` counts that value as one more element (as
-//!   every include-self mean in this crate; torch_scatter divides the sum with it by the
-//!   count without it).
+//!   starts the fold, except in `segment_csr`, which overwrites `out` (as torch_scatter's
+//!   does: the result is the one without `out`). *Ours:* with `out`, `mean` counts that value
+//!   as one more element (as every include-self mean in this crate; torch_scatter divides the
+//!   sum with it by the count without it).
 //! * Folds run in index order, one cell per task: bit-identical for any thread count.
 //!   f16/bf16 sums, products and means accumulate in f32 and round once. Integer means round
 //!   toward −∞ (*ours*: torch_scatter floors in `scatter_mean` and truncates in `segment_*`).
@@ -369,7 +370,8 @@ fn reduce_dest<T: Element>(
     want_arg: bool,
     opts: &SegmentOptions,
 ) -> Result<Reduced<T>> {
-    let include_self = !matches!(dest, Dest::Fresh);
+    // segment_csr overwrites `out` (torch_scatter's rule); the other forms fold it in.
+    let include_self = kind != Kind::Csr && !matches!(dest, Dest::Fresh);
     let red = opts.reduce;
     let (dims, mode, lanes, total, src_data, dim) =
         (p.dims, p.mode, &p.lanes, p.total, &p.src[..], p.dim);
@@ -594,7 +596,7 @@ pub fn scatter_arg_out<T: Element, I: IndexInt>(
 }
 
 macro_rules! segment_forms {
-    ($kind:expr, $name:literal, $arg:ident, $plain:ident, $out:ident, $with_arg:ident, $arg_out:ident, $what:literal) => {
+    ($kind:expr, $name:literal, $arg:ident, $plain:ident, $out:ident, $with_arg:ident, $arg_out:ident, $what:literal, $into:literal) => {
         #[doc = concat!("`", $name, "`: ", $what)]
         ///
         /// # Errors
@@ -608,7 +610,7 @@ macro_rules! segment_forms {
             Ok(tensor(v, &shape))
         }
 
-        #[doc = concat!("[`", stringify!($plain), "`] into `out`, whose values start each fold. On error `out` is unchanged.")]
+        #[doc = concat!("[`", stringify!($plain), "`] into `out`, ", $into, ". On error `out` is unchanged.")]
         ///
         /// # Errors
         #[doc = concat!("As [`", stringify!($plain), "`] and [`scatter_out`].")]
@@ -635,7 +637,7 @@ macro_rules! segment_forms {
             Ok((tensor(v, &shape), tensor(a.unwrap_or_default(), &shape)))
         }
 
-        #[doc = concat!("[`", stringify!($with_arg), "`] into `out`; returns the positions.")]
+        #[doc = concat!("[`", stringify!($with_arg), "`] into `out` (", $into, "); returns the positions.")]
         ///
         /// # Errors
         #[doc = concat!("As [`", stringify!($with_arg), "`] and [`scatter_out`].")]
@@ -659,7 +661,8 @@ segment_forms!(
     segment_coo_out,
     segment_coo_arg,
     segment_coo_arg_out,
-    "reduces `src` by a **sorted** `index` along `dim = index.ndim - 1` (its leading dims expand to src's). The same result as [`scatter`] with that dim, plus the check that every lane of `index` is non-decreasing."
+    "reduces `src` by a **sorted** `index` along `dim = index.ndim - 1` (its leading dims expand to src's). The same result as [`scatter`] with that dim, plus the check that every lane of `index` is non-decreasing.",
+    "whose values start each fold"
 );
 segment_forms!(
     Kind::Csr,
@@ -669,5 +672,6 @@ segment_forms!(
     segment_csr_out,
     segment_csr_arg,
     segment_csr_arg_out,
-    "reduces `src` over the segments `[indptr[i], indptr[i + 1])` along `dim = indptr.ndim - 1` (leading dims expand to src's); the output has `indptr.shape[dim] - 1` cells along dim. Positions outside `[indptr[0], indptr[-1])` are not read."
+    "reduces `src` over the segments `[indptr[i], indptr[i + 1])` along `dim = indptr.ndim - 1` (leading dims expand to src's); the output has `indptr.shape[dim] - 1` cells along dim. Positions outside `[indptr[0], indptr[-1])` are not read.",
+    "which it overwrites (torch_scatter's rule: the result is [`segment_csr`]'s, and `out`'s values take no part)"
 );

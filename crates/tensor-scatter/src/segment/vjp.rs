@@ -21,16 +21,7 @@ use crate::gather::{GatherOptions, GatherOutOfRange};
 use crate::index::{IndexInt, NegativeIndices};
 use crate::view::{Tensor, TensorView};
 
-/// Where the gradient of a min or max cell goes when several of its values equal the result.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Ties {
-    /// Evenly among them, `out`'s starting value included (PyTorch's `scatter_reduce` rule).
-    #[default]
-    Split,
-    /// All to the one the forward's `arg` names: the first in index order, or `out`'s value
-    /// when the cell kept it (torch_scatter's rule).
-    First,
-}
+pub use crate::reduce::Ties;
 
 /// The gradients of a segment reduction.
 #[derive(Clone, Debug)]
@@ -89,10 +80,11 @@ pub fn segment_coo_vjp<T: Float, I: IndexInt>(
 }
 
 /// The backward of [`segment_csr`](super::segment_csr) and its `_out` / `_arg` forms (see
-/// [`scatter_vjp`]). Positions outside every segment get 0.
+/// [`scatter_vjp`]). Positions outside every segment get 0. The `_out` forms overwrite `out`,
+/// so the gradient with respect to its old values is 0 (given when `out` is).
 ///
 /// # Errors
-/// As [`scatter_vjp`].
+/// As [`scatter_vjp`], plus an `out` not shaped as `grad`.
 pub fn segment_csr_vjp<T: Float, I: IndexInt>(
     grad: &TensorView<'_, T>,
     src: &TensorView<'_, T>,
@@ -100,7 +92,21 @@ pub fn segment_csr_vjp<T: Float, I: IndexInt>(
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
 ) -> Result<Grads<T>> {
-    vjp("segment_csr_vjp", Kind::Csr, grad, src, indptr, out, opts)
+    let op = "segment_csr_vjp";
+    let mut g = vjp(op, Kind::Csr, grad, src, indptr, None, opts)?;
+    if let Some(o) = out {
+        if o.layout.shape != grad.layout.shape {
+            return Err(Error::shape(
+                op,
+                "out",
+                format!("{:?} (the forward's output shape)", grad.layout.shape),
+                &o.layout.shape,
+            ));
+        }
+        let zeros = filled(op, "out", grad.layout.numel, T::default())?;
+        g.out = Some(tensor(zeros, &grad.layout.shape));
+    }
+    Ok(g)
 }
 
 /// The backward of [`gather_coo`](super::gather_coo) from a `src` whose extent along

@@ -1,5 +1,6 @@
 mod fold;
 mod gather_prop;
+mod layering;
 mod prop;
 mod segment_prop;
 mod segment_vjp;

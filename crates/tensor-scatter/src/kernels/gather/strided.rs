@@ -7,9 +7,9 @@
 use super::{ElementsGeom, Job, SliceGeom};
 use crate::dtype::Element;
 use crate::index::{IndexInt, resolve_accepted};
-use crate::kernels::elems::Elems;
 use crate::kernels::{DestPtr, read};
 use crate::shape::part;
+use crate::view::elems::Elems;
 
 /// A validated `data` view: every position `offset + Σ c[d] * strides[d]` with `c` inside
 /// `shape` is one of its elements in `data` (the positions between them may be gaps, never

@@ -5,10 +5,10 @@
 use crate::dtype::Element;
 use crate::exec::Ctx;
 use crate::exec::tuning::{RANGE_STREAM_MIN_BYTES, TILE_BYTES, TUPLE_LOOKAHEAD, line_cells};
-use crate::kernels::elems::Elems;
 use crate::kernels::{DestPtr, combine_slices};
 use crate::reduce::Combiner;
 use crate::shape::{Odometer, part};
+use crate::view::elems::Elems;
 
 /// A generic validated plan, flattened for [`ranges`]: the same walk as the sequential
 /// engine, with positions relative to absolute buffer positions.

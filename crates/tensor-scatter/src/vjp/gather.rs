@@ -10,10 +10,10 @@
 //! [`gather_elements`]: crate::gather_elements
 //! [`gather_nd`]: crate::gather_nd
 
-use super::GatherOptions;
-use super::plan::{GatherPlanner, plan_gather, plan_gather_elements, plan_gather_nd};
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
+use crate::gather::GatherOptions;
+use crate::gather::plan::{GatherPlanner, plan_gather, plan_gather_elements, plan_gather_nd};
 use crate::index::{IndexInt, IndexPolicy, NegativeIndices, OutOfRange};
 use crate::scatter::ScatterOptions;
 use crate::segment::filled;
@@ -149,7 +149,7 @@ fn vjp<T: Element, I: IndexInt>(
             let mut iota = filled(op, "data_shape", numel, 0u64)?;
             iota.iter_mut().zip(0u64..).for_each(|(p, i)| *p = i);
             let gopts = opts.with_fill(u64::MAX);
-            let at = super::drive::drive_alloc(
+            let at = crate::gather::drive::drive_alloc(
                 op,
                 planner,
                 &TensorView::new(&iota, data_shape)?,

@@ -2,8 +2,10 @@
 //! contiguous [`Tensor`] the out-of-place operators return.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernels::elems::{Elems, ElemsMut};
+pub(crate) mod elems;
+
 use crate::shape::{contiguous_strides, numel};
+use elems::{Elems, ElemsMut};
 
 /// The validated geometry of a view: where its elements lie in the buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,6 +15,18 @@ pub(crate) struct Layout {
     /// Buffer position of coordinate `[0, ..., 0]`.
     pub(crate) offset: usize,
     pub(crate) numel: usize,
+}
+
+/// Row-major contiguity (dims of extent 1 may have any stride).
+pub(crate) fn is_contiguous(l: &Layout) -> bool {
+    let mut expect = 1isize;
+    for (&n, &s) in l.shape.iter().zip(&l.strides).rev() {
+        if n != 1 && s != expect {
+            return false;
+        }
+        expect = expect.wrapping_mul(n as isize);
+    }
+    true
 }
 
 impl Layout {

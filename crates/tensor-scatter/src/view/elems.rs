@@ -11,7 +11,6 @@
 
 use std::marker::PhantomData;
 
-use crate::kernels::DestPtr;
 use crate::view::{TensorView, TensorViewMut};
 
 /// The buffer of a read-only view (see the module docs).
@@ -196,7 +195,8 @@ impl<'a, T> ElemsMut<'a, T> {
         Self::with(ptr, len, false)
     }
 
-    fn ptr(&self) -> *mut T {
+    /// The address of position 0.
+    pub(crate) fn ptr(&self) -> *mut T {
         self.elems.ptr.cast_mut()
     }
 
@@ -247,15 +247,9 @@ impl<'a, T> ElemsMut<'a, T> {
             .then(|| unsafe { std::slice::from_raw_parts_mut(ptr, len) })
     }
 
-    /// The buffer as a kernel destination. The kernels write only positions the view's layout
-    /// reaches (the plan and the index pass prove it), never a gap.
-    pub(crate) fn dest(&mut self) -> DestPtr<'_, T>
-    where
-        T: Copy,
-    {
-        // SAFETY: the positions are this borrow's for as long as the result lives (`&mut
-        // self`); what a kernel may touch through it is the kernels' contract.
-        unsafe { DestPtr::from_raw(self.ptr(), self.elems.len) }
+    /// The number of buffer positions, up to the last one the view reaches.
+    pub(crate) fn len(&self) -> usize {
+        self.elems.len
     }
 
     /// The same positions written as `U`.
@@ -342,7 +336,7 @@ impl<'a, T: Copy> TensorView<'a, T> {
     /// The elements as one slice in row-major order, when the view is contiguous.
     pub(crate) fn contiguous(&self) -> Option<&'a [T]> {
         let l = &self.layout;
-        if !crate::scatter::is_contiguous(l) {
+        if !crate::view::is_contiguous(l) {
             return None;
         }
         // SAFETY: a contiguous layout's elements are exactly positions
@@ -355,7 +349,7 @@ impl<T: Copy> TensorViewMut<'_, T> {
     /// The elements as one writable slice in row-major order, when the view is contiguous.
     pub(crate) fn contiguous_mut(&mut self) -> Option<&mut [T]> {
         let l = &self.layout;
-        if !crate::scatter::is_contiguous(l) {
+        if !crate::view::is_contiguous(l) {
             return None;
         }
         let (offset, numel) = (l.offset, l.numel);

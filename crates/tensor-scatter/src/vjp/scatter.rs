@@ -20,12 +20,12 @@
 //! a scatter-add of ones. The others run one serial pass in index order over a table of
 //! destinations. Either way the gradients are bit-identical for any thread count.
 
-use super::plan::{Planner, Runs, for_each_run, resolve_indices};
-use super::{ScatterOptions, elements, nd, update};
 use crate::dtype::Reduction;
 use crate::error::{Error, Result};
 use crate::gather::{GatherOptions, GatherOutOfRange};
 use crate::index::{IndexInt, OutOfRange};
+use crate::scatter::plan::{Planner, Runs, for_each_run, resolve_indices};
+use crate::scatter::{ScatterOptions, elements, nd, update};
 use crate::segment::{Float, Real, Ties, filled, same, share};
 use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 

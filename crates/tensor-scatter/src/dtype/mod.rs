@@ -131,7 +131,8 @@ impl fmt::Display for DType {
     }
 }
 
-pub use crate::reduce::Reduction;
+mod reduction;
+pub use reduction::Reduction;
 
 mod private {
     pub trait Sealed {

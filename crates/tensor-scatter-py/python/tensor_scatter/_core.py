@@ -1,0 +1,193 @@
+"""The one general path under every public function and every autograd function: an
+operator's call into the native half, and, when the native half declines its arguments as
+they are, the conversion that makes them acceptable. Every caller (the ONNX-style operators,
+torch_scatter's API, the autograd functions) comes through here; nothing here imports them."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _native
+from ._arrays import (
+    as_arr, done, index_arr, new_result, overlaps, readable, result, same_view, scalar, staged,
+    writable,
+)
+from ._errors import DTypeError
+
+SCATTER_NAMES = {"elements": "scatter_elements", "nd": "scatter_nd", "update": "scatter_update"}
+GATHER_NAMES = {"gather": "gather", "elements": "gather_elements", "nd": "gather_nd"}
+SEGMENT_NAMES = {
+    "scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr", "gather_coo": "gather_coo",
+    "gather_csr": "gather_csr", "softmax": "scatter_softmax", "log_softmax": "scatter_log_softmax",
+    "logsumexp": "scatter_logsumexp", "std": "scatter_std",
+}
+
+
+def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
+    """`a`, copied when its memory may overlap one of `others` (an output being written)."""
+    return a.copy() if any(overlaps(a, o) for o in others) else a
+
+
+# The general path, when the native half cannot take an argument as it is: other array kinds
+# (JAX, lists, tensors torch will not export), foreign byte order, misaligned layouts or
+# strides that are not whole elements, an output that overlaps an input or that the native half cannot write in place.
+# Each argument is converted (copied only when needed), the checks the native half leaves to
+# Python are made here, and the native half is called on `_native.Prepared` arrays (an array
+# and the dtype of its bits), which it always accepts.
+
+def _updates_shape(op, data_shape, index_shape, axis):
+    """The shape ``updates`` must have, or ``None`` when the shapes or the axis are invalid (the
+    library then says why)."""
+    if op == "elements":
+        return index_shape
+    if op == "nd":
+        if not index_shape or index_shape[-1] > len(data_shape):
+            return None
+        return index_shape[:-1] + data_shape[index_shape[-1]:]
+    r = len(data_shape)
+    a = axis + r if axis < 0 else axis
+    if not 0 <= a < r:
+        return None
+    return data_shape[:a] + index_shape + data_shape[a + 1:]
+
+
+def _as_updates(u, d, op, name, index_shape, axis, window):
+    """``updates`` as the scatter takes it: of another dtype, cast by NumPy's ``same_kind``
+    rule (as ``ufunc.at`` casts; a Python scalar or list follows NumPy's conversion; a torch
+    tensor must have data's dtype, as torch's own scatters require); of another shape,
+    broadcast to the shape the scatter needs (``np.add.at(x, i, 2.0)``), as a view."""
+    if u.dtype != d.dtype:
+        if u.kind == "torch" or d.kind == "torch":
+            raise DTypeError(f"{name}: updates: dtype {u.dtype} does not match; expected data's "
+                             f"dtype {d.dtype} (torch's scatters do not cast either: pass "
+                             f"updates.to(data.dtype))")
+        if not np.can_cast(u.array.dtype, d.array.dtype, "same_kind"):
+            raise DTypeError(f"{name}: updates: dtype {u.dtype} cannot be cast to data's dtype "
+                             f"{d.dtype} under NumPy's 'same_kind' rule (as ufunc.at); cast it "
+                             f"first, e.g. updates.astype(data.dtype)")
+        u = u._replace(array=u.array.astype(d.array.dtype), dtype=d.dtype)
+    want = _updates_shape(op, tuple(d.array.shape), tuple(index_shape), axis)
+    if want is not None and u.array.shape != want and not window:
+        try:
+            u = u._replace(array=np.broadcast_to(u.array, want))
+        except ValueError:
+            pass  # the library names the shapes
+    return u
+
+
+def _scatter(op, name, data, indices, updates, out, *options):
+    d = readable(as_arr(data, "data", name), "data", name)
+    i = readable(index_arr(indices, "indices", name), "indices", name)
+    u = readable(as_arr(updates, "updates", name), "updates", name)
+    try:
+        axis = operator.index(options[0])
+    except TypeError:
+        axis = 0  # the native half raises
+    window = options[7] is True or (type(options[7]) is np.bool_ and bool(options[7]))
+    u = _as_updates(u, d, op, name, i.array.shape, axis, window)
+    if out is None:
+        res = new_result(d.array.shape, d)
+        done(_native.scatter(op, d.prepared(), i.prepared(), u.prepared(), d.prepared(res), *options))
+        return result(res, d)
+    o = as_arr(out, "out", name)
+    writable(o, "out", name)
+    if o.dtype != d.dtype:
+        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
+    target = o.array
+    in_place = same_view(target, d.array)
+    # An output the native half cannot write in place (misaligned, foreign byte order)
+    # is written through a contiguous stage, copied back only after success.
+    stage = staged(target, keep=in_place)
+    ip = i.prepared(_private(i.array, target))
+    up = u.prepared(_private(u.array, target))
+    dp = d.prepared(stage if in_place else _private(d.array, target))
+    done(_native.scatter(op, dp, ip, up, d.prepared(stage), *options))
+    if stage is not target:
+        target[...] = stage
+    return out
+
+
+def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, out_of_range,
+            fill_value, threads):
+    d = readable(as_arr(data, "data", name), "data", name)
+    i = readable(index_arr(indices, "indices", name), "indices", name)
+    fill = fill_value  # None, or one the native half refuses without out_of_range="fill"
+    if out_of_range == "fill" and fill_value is not None:
+        fill = d.prepared(scalar(fill_value, d, name))
+    options = (axis, batch_dims, negative_indices, out_of_range, fill, threads)
+    if out is None:
+        shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, axis, batch_dims)
+        res = new_result(shape, d)
+        done(_native.gather(op, d.prepared(), i.prepared(), d.prepared(res), *options))
+        return result(res, d)
+    o = as_arr(out, "out", name)
+    writable(o, "out", name)
+    if o.dtype != d.dtype:
+        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
+    target = o.array
+    stage = staged(target, keep=False)
+    dp = d.prepared(_private(d.array, target))
+    ip = i.prepared(_private(i.array, target))
+    done(_native.gather(op, dp, ip, d.prepared(stage), *options))
+    if stage is not target:
+        target[...] = stage
+    return out
+
+
+def scatter_raw(op, data, indices, updates, out, options):
+    """One scatter without autograd: the native half, else the general path."""
+    r = _native.scatter(op, data, indices, updates, out, *options)
+    if r is None:
+        return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, *options)
+    return r
+
+
+def gather_raw(op, data, indices, options, out=None):
+    """One gather without autograd: the native half, else the general path."""
+    r = _native.gather(op, data, indices, out, *options)
+    return _gather(op, GATHER_NAMES[op], data, indices, out, *options) if r is None else r
+
+
+def _positions(a: Optional[np.ndarray], like) -> Any:
+    if a is None or like.kind == "numpy":
+        return a
+    if like.kind == "torch":
+        import torch
+        return torch.from_numpy(a)
+    import jax.numpy as jnp
+    return jnp.asarray(a)
+
+
+def _general(op, src, index, out, *options):
+    """The general path (see ``__init__``): convert, copy what overlaps ``out``, stage an
+    ``out`` the native half cannot write, and call it with prepared arrays."""
+    name = SEGMENT_NAMES[op]
+    arg = "indptr" if op in ("csr", "gather_csr") else "index"
+    s = readable(as_arr(src, "src", name), "src", name)
+    i = readable(index_arr(index, arg, name), arg, name)
+    if out is None:
+        r = done(_native.segment(op, s.prepared(), i.prepared(), None, *options))
+        return result(r[0], s), _positions(r[1], s)
+    o = as_arr(out, "out", name)
+    writable(o, "out", name)
+    if o.dtype != s.dtype:
+        raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected src's dtype {s.dtype}")
+    target = o.array
+    stage = staged(target, keep=True)
+    sp = s.prepared(s.array.copy() if overlaps(s.array, target) else None)
+    ip = i.prepared(i.array.copy() if overlaps(i.array, target) else None)
+    r = done(_native.segment(op, sp, ip, s.prepared(stage), *options))
+    if stage is not target:
+        target[...] = stage
+    return out, _positions(r[1], s)
+
+
+
+def segment_raw(op, src, index, out, options):
+    """One segment-family call without autograd (``options``: dim, dim_size, reduce, want_arg,
+    unbiased, threads): the native half, else the general path."""
+    r = _native.segment(op, src, index, out, *options)
+    return r if r is not None else _general(op, src, index, out, *options)
