@@ -180,14 +180,14 @@ fn typed_out<T: ViewElement, I: IndexInt + ViewElement>(
             return Err(Error::invalid(
                 op.name(),
                 "out",
-                "only scatter, segment_coo and segment_csr fold into an existing output",
+                "only scatter, segment_coo and segment_csr write into an existing output",
             ));
         }
     })
 }
 
-/// [`segment_dyn`] into `out`, whose values start each fold (torch_scatter's `out=`); for
-/// `Scatter`, `Coo` and `Csr`. On error `out` is unchanged.
+/// [`segment_dyn`] into `out` (torch_scatter's `out=`): its values start each fold of
+/// `Scatter` and `Coo`, and `Csr` overwrites them. On error `out` is unchanged.
 ///
 /// # Errors
 /// As [`segment_dyn`], plus a dtype or shape mismatch of `out`.
