@@ -18,7 +18,7 @@ from typing import Any, Optional, Tuple
 
 from . import _native
 from ._arrays import as_arr, done, index_arr, readable, receive, result
-from ._core import gather_raw, scatter_raw, segment_raw
+from ._core import GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES, gather_raw, scatter_raw, segment_raw
 from ._errors import ArgumentError
 
 __all__ = [
@@ -353,8 +353,7 @@ def autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties, thr
     spec = (op, dim, dim_size, reduce, want_arg, ties, threads)
     r = reduce_fn.apply(src, out, index, spec)
     values, arg = r if want_arg else (r, None)
-    name = {"scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr"}[op]
-    return receive(out, values, name), arg
+    return receive(out, values, SEGMENT_NAMES[op]), arg
 
 
 # --- the six operators ----------------------------------------------------------------------
@@ -583,11 +582,10 @@ def scatter_autograd(op, data, indices, updates, out, spec):
     """A scatter recorded by torch.autograd; ``out=`` receives the result in place (as torch's
     own in-place operations)."""
     scatter_fn, _ = _functions_of_ops()
-    return receive(out, scatter_fn.apply(data, updates, indices, op, spec), f"scatter_{op}")
+    return receive(out, scatter_fn.apply(data, updates, indices, op, spec), SCATTER_NAMES[op])
 
 
 def gather_autograd(op, data, indices, out, spec):
     """A gather recorded by torch.autograd; ``out=`` receives the result."""
     _, gather_fn = _functions_of_ops()
-    name = {"gather": "gather", "elements": "gather_elements", "nd": "gather_nd"}[op]
-    return receive(out, gather_fn.apply(data, indices, op, spec), name)
+    return receive(out, gather_fn.apply(data, indices, op, spec), GATHER_NAMES[op])
