@@ -12,7 +12,7 @@
 # an input that runs for 30 s a finding (a slow input is a denial of service).
 # No -O: cargo-fuzz's default build is already optimised (--release), and only without -O does
 # it add -Cdebug-assertions, so that an integer overflow panics (-O turns the checks off).
-# The check is the package's library, compiled once for all six targets.
+# The check is the package's library, compiled once for all eleven targets.
 # Exits non-zero when any target stops with a finding (crash, timeout, leak, or a build
 # failure); the summary at the end names each one.
 set -euo pipefail

@@ -75,10 +75,12 @@ fn random_inputs_keep_every_promise() {
         .unwrap_or(0x7e57_5ca7);
     for (n, op) in OPS.into_iter().enumerate() {
         let mut rng = Rng(seed ^ (n as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let t = std::time::Instant::now();
         for i in 0..iters {
             let len = (rng.next() % 300) as usize;
             let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             run_one(op, &bytes, &format!("sweep input {i} (seed {seed})"));
         }
+        eprintln!("{}: {iters} inputs in {:.1?}", op.name(), t.elapsed());
     }
 }

@@ -217,6 +217,97 @@ fn segment_csr_overwrites_out_and_zero_segments_agree() {
     assert!(gather_csr(&empty, &two, &opts).is_err());
 }
 
+/// A cell nothing reaches keeps `out`'s value bit for bit (a NaN's payload too) in every
+/// form and reduction, as the scatters keep every untouched cell (found by the fuzzer:
+/// segment_coo made it the canonical NaN, scatter kept it).
+#[test]
+fn a_cell_nothing_reaches_keeps_outs_bits() {
+    let src = [-0.0f64, 2.0];
+    let index = [0i64, 0];
+    let nans = [
+        f64::from_bits(u64::MAX),
+        f64::from_bits(0x7ff0_0000_0000_0001),
+    ];
+    for red in [
+        Reduction::Add,
+        Reduction::Mul,
+        Reduction::Mean,
+        Reduction::Max,
+    ] {
+        for nan in nans {
+            let opts = SegmentOptions::new().dim_size(2).reduce(red);
+            for coo in [false, true] {
+                let mut out = [1.5, nan];
+                let mut o = TensorViewMut::new(&mut out, &[2]).unwrap();
+                let (s, i) = (v(&src, &[2]), v(&index, &[2]));
+                match coo {
+                    true => segment::segment_coo_out(&s, &i, &mut o, &opts).unwrap(),
+                    false => segment::scatter_out(&s, &i, &mut o, &opts).unwrap(),
+                }
+                assert_eq!(out[1].to_bits(), nan.to_bits(), "{red:?}, coo {coo}");
+            }
+        }
+    }
+}
+
+/// Shapes with no elements and dims of 2³¹ and more, which the fuzzer found: each is an
+/// answer at once, never a panic, an allocation of terabytes or 2³⁵ empty loop rounds.
+#[test]
+fn empty_inputs_with_huge_dims_are_answered_at_once() {
+    let (big, huge) = (1usize << 31, 1usize << 40);
+    let opts = SegmentOptions::new();
+    let nothing = [0.0f32; 0];
+    // A scalar index broadcast along 2⁴⁰ positions of an empty src (was: 8 TB of lanes).
+    let src = v(&nothing, &[0, huge]);
+    let got = scatter(&src, &v(&[0i64], &[]), &opts).unwrap();
+    assert_eq!(got.shape(), &[0, 1]);
+    // No cells: logsumexp's [b, k, n] reordering and the softmax backward's positions (were
+    // 2³⁵ rounds each, 30 s and more).
+    let src = v(&nothing, &[0, 4, big, 4]);
+    let index = v(&[0i64; 0], &[0, 4, big]);
+    let o = opts.dim(0);
+    assert_eq!(
+        segment::scatter_logsumexp(&src, &index, &o)
+            .unwrap()
+            .shape(),
+        &[0, 4, big, 4]
+    );
+    let src = v(&nothing, &[4, big, 1, 0]);
+    let o = opts.dim(-2).dim_size(2);
+    let g = segment::scatter_softmax_vjp(&src, &src, &src_index(&[4, big, 1, 0]), &o).unwrap();
+    assert_eq!(g.shape(), &[4, big, 1, 0]);
+    // scatter_std's scratch of 2 · k accumulators with k past usize (was: an overflow panic).
+    let src = v(&nothing, &[0, 2, huge, big]);
+    let o = opts.dim(-3).dim_size(2);
+    let std = segment::scatter_std(&src, &v(&[0i64; 0], &[0, 2]), false, &o).unwrap();
+    assert_eq!(std.shape(), &[0, 2, huge, big]);
+    // gather_csr with no output elements: a final offset of 2⁶³ - 1 (was: an 8-exabyte index)
+    // and 2⁴⁰ lanes of a broadcast indptr (was: 128 TB).
+    let src = v(&[0.0f64; 0], &[4, 0]);
+    let indptr = [1i64, 2, 4, 4, i64::MAX];
+    let got = gather_csr(&src, &v(&indptr, &[5]), &opts).unwrap();
+    assert_eq!(got.shape(), &[i64::MAX as usize, 0]);
+    let src = v(&[0.0f64; 0], &[3, 5, huge, 0]);
+    let got = gather_csr(&src, &v(&[0i64; 15], &[3, 5, 1, 1]), &opts).unwrap();
+    assert_eq!(got.shape(), &[3, 5, huge, 0]);
+    // segment_csr's backward with no offsets at all (was: an index panic), or with lanes along
+    // a zero dim.
+    let one = [1.0f64];
+    let none = v(&[0i64; 0], &[0]);
+    let g = segment::segment_csr_vjp(&v(&[0.0; 0], &[0]), &v(&one, &[1]), &none, None, &opts);
+    assert_eq!(g.unwrap().src.as_slice(), &[0.0]);
+    let g = segment::gather_csr_vjp(
+        &v(&[0.0f64; 0], &[4, huge, 5, 0]),
+        &v(&[0i64; 20], &[4, 1, 5, 1]),
+        &opts,
+    );
+    assert_eq!(g.unwrap().shape(), &[4, huge, 5, 0]);
+}
+
+fn src_index(shape: &[usize]) -> TensorView<'static, i64> {
+    TensorView::new(&[], shape).unwrap()
+}
+
 #[test]
 fn errors_name_the_argument_position_and_value() {
     let src = [1.0f32; 4];

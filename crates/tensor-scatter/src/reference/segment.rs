@@ -50,12 +50,13 @@ fn index_fault(value: i64, size: usize) -> Error {
 }
 
 /// The index element that src coordinate `c` reads, by torch_scatter's broadcast: a 1-D
-/// index is read at `c[dim]`; otherwise at `c` cut to the index's rank, with 0 on its dims
-/// of extent 1.
+/// index is read at `c[dim]` (at 0 when its extent is 1); otherwise at `c` cut to the
+/// index's rank, with 0 on its dims of extent 1.
 fn index_at<I: IndexInt>(index: &TensorView<'_, I>, c: &[usize], dim: usize) -> i64 {
     let shape = index.shape();
     if shape.len() == 1 {
-        return index.get(&[c[dim]]).map_or(i64::MAX, |v| v.to_i64_sat());
+        let at = if shape[0] == 1 { 0 } else { c[dim] };
+        return index.get(&[at]).map_or(i64::MAX, |v| v.to_i64_sat());
     }
     let ic: Vec<usize> = (0..shape.len())
         .map(|i| if shape[i] == 1 { 0 } else { c[i] })
@@ -134,6 +135,10 @@ fn fold_cell<T: Element>(
             (acc.unwrap_or_default(), arg)
         }
         _ => {
+            if let (Some(s), true) = (start, items.is_empty()) {
+                // Nothing reached the cell: it keeps `out`'s value, bit for bit.
+                return (s, e as i64);
+            }
             if start.is_none() && items.is_empty() {
                 let empty = if r == Reduction::Mul {
                     T::identity(Reduction::Mul)
@@ -243,10 +248,13 @@ fn contributions<T: Element, I: IndexInt>(
     if out.is_some_and(|o| o.shape() != oshape) {
         return Err(invalid("out", "shape"));
     }
-    if oshape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .is_none_or(|t| t > 1 << 40)
+    // A dim past isize::MAX is refused as every shape is (its strides would not exist),
+    // even where another dim is 0.
+    if oshape.iter().any(|&d| d > isize::MAX as usize)
+        || oshape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .is_none_or(|t| t > 1 << 40)
     {
         return Err(invalid("dim_size", "an output past any allocation"));
     }

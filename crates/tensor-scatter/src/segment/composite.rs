@@ -510,7 +510,7 @@ pub fn scatter_std<T: Float, I: IndexInt>(
             &source,
             rows,
             None,
-            (2 * w, T::Acc::ZERO),
+            (w.saturating_mul(2), T::Acc::ZERO),
             |b| {
                 b.each(|base, pos, out, _, acc| {
                     let (sum, sq) = acc.split_at_mut(w);

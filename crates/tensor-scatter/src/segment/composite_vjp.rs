@@ -166,8 +166,10 @@ fn run<T: Float, I: IndexInt>(
     };
     // Every position (flat src offset, its cell), in index order.
     let (lanes, lane) = (&p.lanes, &lane);
+    // None when src is empty (`b · e` may still be 2³⁴ empty rounds).
+    let rows = if src.layout.numel == 0 { 0 } else { b };
     let positions = || {
-        (0..b).flat_map(move |bi| {
+        (0..rows).flat_map(move |bi| {
             (0..e).flat_map(move |ei| {
                 (0..k).map(move |ki| {
                     let s = lanes.lane(lane(bi, ki))[ei] as usize;

@@ -125,7 +125,6 @@ pub fn gather_csr<T: Element, I: IndexInt>(
     }
     let strides = plan::broadcast_strides(OP, "indptr", indptr, &target, dim)?;
     let mode = plan::mode_of(&target, &strides, dim);
-    let lanes = plan::read_lanes(OP, "indptr", indptr, &target, &strides, dim, mode)?;
     let own = plan::own_lanes(OP, "indptr", indptr, dim)?;
     let extent = match own.values.last() {
         Some(&v) if v > 0 => usize::try_from(v).map_err(|_| Error::overflow(OP, "indptr"))?,
@@ -133,6 +132,14 @@ pub fn gather_csr<T: Element, I: IndexInt>(
     };
     let origin = Origin::own(OP, "indptr", &indptr.layout.shape, dim);
     plan::check_indptr(&own, extent, &origin)?;
+    let mut shape = target.clone();
+    shape[dim] = extent;
+    if shape.contains(&0) {
+        // Nothing to gather, and the lanes and expanded index below could still be 2⁴⁰ or
+        // `extent` (up to 2⁶³) long.
+        return Tensor::from_vec(vec![], &shape);
+    }
+    let lanes = plan::read_lanes(OP, "indptr", indptr, &target, &strides, dim, mode)?;
     // Expand to a COO index (segments + 1 marks positions outside every segment: filled).
     let rows = lanes.values.len() / lanes.len.max(1);
     let mut index = filled(

@@ -18,8 +18,9 @@
 //! * The output has `src`'s shape with `dim` of size `dim_size`, else `out`'s, else
 //!   `index.max() + 1` (0 for an empty index); for `segment_csr` `indptr.shape[dim] - 1`.
 //! * Without `out`, a cell that receives nothing is 0 (1 for `mul`); with `out` its value
-//!   starts the fold, except in `segment_csr`, which overwrites `out` (as torch_scatter's
-//!   does: the result is the one without `out`). *Ours:* with `out`, `mean` counts that value
+//!   starts the fold (and a cell nothing reaches keeps it bit for bit), except in
+//!   `segment_csr`, which overwrites `out` (as torch_scatter's does: the result is the one
+//!   without `out`). *Ours:* with `out`, `mean` counts that value
 //!   as one more element (as every include-self mean in this crate; torch_scatter divides the
 //!   sum with it by the count without it).
 //! * Folds run in index order, one cell per task: bit-identical for any thread count.
@@ -200,7 +201,6 @@ fn prepare<'s, T: Element, I: IndexInt>(
     }
     let strides = plan::broadcast_strides(op, arg_name, index, &target, dim)?;
     let mode = plan::mode_of(&target, &strides, dim);
-    let lanes: Lanes<'s> = plan::read_lanes(op, arg_name, index, &target, &strides, dim, mode)?;
     let origin = Origin {
         op,
         arg: arg_name,
@@ -230,6 +230,23 @@ fn prepare<'s, T: Element, I: IndexInt>(
         ));
     }
     let total = numel(op, "dim_size", &out_shape)?;
+    let unread = match kind {
+        // An indptr's own offsets are checked below; its broadcast lanes are read by a fold.
+        Kind::Csr => total == 0,
+        // Every index value some src element reads is checked below.
+        _ => src.layout.numel == 0,
+    };
+    let lanes: Lanes<'s> = if unread {
+        // No lane is read, and they could still be long: `e` values broadcast from one, or
+        // 2⁴⁰ lanes of an indptr.
+        Lanes {
+            mode,
+            values: std::borrow::Cow::Borrowed(&[]),
+            len: 0,
+        }
+    } else {
+        plan::read_lanes(op, arg_name, index, &target, &strides, dim, mode)?
+    };
     // Every index value some src element reads; every offset of indptr as given.
     match kind {
         _ if kind != Kind::Csr && src.layout.numel == 0 => {}
@@ -503,6 +520,10 @@ fn moved_last(rank: usize, dim: usize) -> Vec<usize> {
 /// `[b, k, n]` reordered to `[b, n, k]`.
 fn from_bkn<T: Copy + Default>(op: &'static str, v: &[T], d: Dims) -> Result<Vec<T>> {
     let mut r = filled(op, "out", v.len(), T::default())?;
+    if v.is_empty() {
+        // No cells (n = 0): `b · k` may still be 2³⁵ empty loops.
+        return Ok(r);
+    }
     for b in 0..d.b {
         let base = b * d.n * d.k;
         for k in 0..d.k {

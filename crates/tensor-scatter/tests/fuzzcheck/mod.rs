@@ -1,7 +1,7 @@
 //! The fuzz check, shared by the `cargo fuzz` targets and the stable replay/sweep test
 //! (tests/fuzz_replay.rs, where it is a module). For `cargo fuzz` this file is the root of the
 //! fuzz package's library (`fuzzcheck`, fuzz/Cargo.toml), so its generic code over every dtype
-//! and operator is compiled and instrumented once, and the six targets are thin wrappers that
+//! and operator is compiled and instrumented once, and the eleven targets are thin wrappers that
 //! link it (each used to include the file and compile all of it again).
 //!
 //! [`check`] decodes arbitrary bytes into one call of an operator (shapes of rank 0–5 with
@@ -20,14 +20,20 @@
 // `pub` so the fuzz package's targets can call it; in the test crate nothing is reachable.
 #![allow(dead_code, unreachable_pub)]
 
+mod input;
+mod segment;
+mod vjp;
+
 use std::mem::discriminant;
 
 use tensor_scatter::half::{bf16, f16};
+use tensor_scatter::segment::Float;
 use tensor_scatter::{
-    Accumulation, Element, Error, GatherOptions, GatherOutOfRange, IndexInt, IndexPolicy,
-    NegativeIndices, OutOfRange, Par, Reduction, ScatterOptions, TensorView, TensorViewMut,
-    reference,
+    Accumulation, Element, Error, GatherOptions, GatherOutOfRange, IndexPolicy, NegativeIndices,
+    OutOfRange, Par, Reduction, ScatterOptions, TensorView, reference,
 };
+
+use input::{Bytes, FromI128, contiguous_strides, count, gapped, gapped_mut, padded, values};
 
 /// The operator a fuzz target drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,15 +44,31 @@ pub enum Op {
     Gather,
     GatherElements,
     GatherNd,
+    /// The segment reductions: `scatter` with `dim_size`, `segment_coo`, `segment_csr`, with
+    /// and without `out` and positions (segment.rs).
+    Segment,
+    /// `gather_coo` and `gather_csr` (segment.rs).
+    SegmentGather,
+    /// The composites (softmax, log-softmax, logsumexp, std) and their backward (segment.rs).
+    Composite,
+    /// The segment reductions' and segment gathers' backward passes (segment.rs).
+    SegmentVjp,
+    /// The six seed operators' backward passes (vjp.rs).
+    Vjp,
 }
 
-pub const OPS: [Op; 6] = [
+pub const OPS: [Op; 11] = [
     Op::ScatterElements,
     Op::ScatterNd,
     Op::ScatterUpdate,
     Op::Gather,
     Op::GatherElements,
     Op::GatherNd,
+    Op::Segment,
+    Op::SegmentGather,
+    Op::Composite,
+    Op::SegmentVjp,
+    Op::Vjp,
 ];
 
 impl Op {
@@ -58,166 +80,13 @@ impl Op {
             Op::Gather => "gather",
             Op::GatherElements => "gather_elements",
             Op::GatherNd => "gather_nd",
+            Op::Segment => "segment",
+            Op::SegmentGather => "segment_gather",
+            Op::Composite => "composite",
+            Op::SegmentVjp => "segment_vjp",
+            Op::Vjp => "vjp",
         }
     }
-}
-
-/// Reads the fuzz input; past the end every read is 0.
-struct Bytes<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl Bytes<'_> {
-    fn u8(&mut self) -> u8 {
-        let v = self.b.get(self.at).copied().unwrap_or(0);
-        self.at = self.at.saturating_add(1);
-        v
-    }
-    fn u64(&mut self) -> u64 {
-        (0..8).fold(0u64, |acc, i| acc | (u64::from(self.u8()) << (8 * i)))
-    }
-    fn flag(&mut self, one_in: u8) -> bool {
-        self.u8().is_multiple_of(one_in)
-    }
-    /// A dimension: mostly 0..=6, rarely huge (only valid where another dim is 0).
-    fn dim(&mut self) -> usize {
-        match self.u8() {
-            0..=243 => usize::from(self.u8() % 7),
-            244..=247 => 1 << 31,
-            248..=251 => 1 << 40,
-            252..=253 => usize::MAX,
-            _ => 0,
-        }
-    }
-    fn small_dim(&mut self) -> usize {
-        usize::from(self.u8() % 5)
-    }
-    fn shape(&mut self, rank: usize) -> Vec<usize> {
-        (0..rank).map(|_| self.dim()).collect()
-    }
-    /// An axis or batch_dims: mostly in [-rank-1, rank], rarely an extreme.
-    fn signed_attr(&mut self, rank: usize) -> i64 {
-        let r = rank as i64;
-        match self.u8() {
-            0..=239 => i64::from(self.u8()) % (2 * r + 3) - r - 1,
-            240..=243 => i64::MIN,
-            244..=247 => i64::MAX,
-            248..=251 => r,
-            _ => -r - 1,
-        }
-    }
-    /// An index value for a dimension of `size`, biased towards the edges.
-    fn index(&mut self, size: usize) -> i128 {
-        let s = size as i128;
-        match self.u8() {
-            0..=179 => {
-                if s == 0 {
-                    0
-                } else {
-                    i128::from(self.u8()) % (2 * s) - s
-                }
-            }
-            180..=189 => s,
-            190..=199 => -s - 1,
-            200..=204 => s + 1,
-            205..=209 => -1,
-            210..=214 => 0,
-            215..=219 => 1 << 31,
-            220..=224 => 1 << 32,
-            225..=229 => i128::from(i64::MIN),
-            230..=234 => i128::from(i64::MAX),
-            235..=239 => i128::from(u64::MAX),
-            240..=244 => -(1 << 31),
-            _ => i128::from(self.u64() as i64),
-        }
-    }
-    /// A value's bits: small patterns mostly, then the edges of the type's width.
-    fn bits(&mut self, width: usize) -> u64 {
-        let top = 1u64 << (8 * width - 1);
-        match self.u8() {
-            0..=199 => u64::from(self.u8() % 9),
-            200..=214 => self.u64(),
-            215..=224 => u64::MAX, // NaN with payload / -1 / MAX
-            225..=234 => top,      // -0.0 / MIN
-            235..=244 => top - 1,  // largest finite-ish / MAX
-            _ => match width {
-                2 => 0x7c00,                // f16 inf (bf16: a large finite)
-                4 => 0x7f80_0000,           // f32 inf
-                _ => 0x7ff0_0000_0000_0000, // f64 inf
-            },
-        }
-    }
-}
-
-/// Index dtypes built from any i128 by wrapping (as a buffer of raw index data would hold).
-pub(crate) trait FromI128: IndexInt {
-    fn wrap(v: i128) -> Self;
-}
-macro_rules! from_i128 {
-    ($($t:ty),*) => {$(impl FromI128 for $t { fn wrap(v: i128) -> Self { v as $t } })*};
-}
-from_i128!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-fn count(shape: &[usize]) -> Option<usize> {
-    shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
-}
-
-/// A contiguous buffer of `shape` filled from the input, or `None` when the element count
-/// is absurd (a huge dim without a zero dim: no caller could hold such a buffer either).
-fn values<T: Element>(b: &mut Bytes<'_>, shape: &[usize]) -> Option<Vec<T>> {
-    let n = count(shape).filter(|&n| n <= 1 << 16)?;
-    let w = std::mem::size_of::<T>();
-    Some((0..n).map(|_| T::from_bits_u64(b.bits(w))).collect())
-}
-
-/// A poisoned padded copy: element `i` of `v` at `2·i + 1`, poison elsewhere.
-fn padded<T: Element>(v: &[T], poison: T) -> Vec<T> {
-    let mut out = vec![poison; 2 * v.len() + 1];
-    for (i, &x) in v.iter().enumerate() {
-        out[2 * i + 1] = x;
-    }
-    out
-}
-
-/// Every other element of `buf` from position 1 (a [`padded`] buffer) as a view with gaps,
-/// made from raw parts as a binding would: the poisoned positions between the elements belong
-/// to nobody the view may touch.
-fn gapped<'a, T: Element>(
-    buf: &'a [T],
-    shape: &[usize],
-    strides: &[isize],
-) -> tensor_scatter::Result<TensorView<'a, T>> {
-    let v = TensorView::with_strides(buf, 1, shape, strides)?;
-    if v.is_empty() {
-        return Ok(v);
-    }
-    // SAFETY: `with_strides` showed every element lies in `buf`, borrowed for 'a.
-    unsafe { TensorView::from_raw_parts(buf.as_ptr().add(1), shape, strides) }
-}
-
-/// [`gapped`], writable.
-fn gapped_mut<'a, T: Element>(
-    buf: &'a mut [T],
-    shape: &[usize],
-    strides: &[isize],
-) -> tensor_scatter::Result<TensorViewMut<'a, T>> {
-    if shape.contains(&0) {
-        return TensorViewMut::with_strides(buf, 1, shape, strides);
-    }
-    TensorViewMut::with_strides(&mut *buf, 1, shape, strides)?;
-    // SAFETY: as in `gapped` (the check just above), with `buf` borrowed exclusively for 'a.
-    unsafe { TensorViewMut::from_raw_parts(buf.as_mut_ptr().add(1), shape, strides) }
-}
-
-fn contiguous_strides(shape: &[usize], scale: isize) -> Option<Vec<isize>> {
-    let mut strides = vec![0isize; shape.len()];
-    let mut acc: isize = scale;
-    for d in (0..shape.len()).rev() {
-        strides[d] = acc;
-        acc = acc.checked_mul(isize::try_from(shape[d].max(1)).ok()?)?;
-    }
-    Some(strides)
 }
 
 fn bits_of<T: Element>(v: &[T]) -> Vec<u64> {
@@ -283,31 +152,76 @@ fn rule_shape(
             }
             Some([tuples, &ds[b + k..]].concat())
         }
+        _ => None,
     }
 }
 
 /// Runs one fuzz input for `op`; panics on any broken promise (see the module docs).
 pub fn check(op: Op, input: &[u8]) {
     let mut b = Bytes { b: input, at: 0 };
+    if matches!(op, Op::Composite | Op::SegmentVjp | Op::Vjp) {
+        // The backward passes and composites take the float dtypes only.
+        return match b.u8() % 8 {
+            0 => float::<f32, i64>(op, &mut b),
+            1 => float::<f32, u32>(op, &mut b),
+            2 => float::<f16, i32>(op, &mut b),
+            3 => float::<f16, u16>(op, &mut b),
+            4 => float::<bf16, u8>(op, &mut b),
+            5 => float::<bf16, i64>(op, &mut b),
+            6 => float::<f64, i8>(op, &mut b),
+            _ => float::<f64, u64>(op, &mut b),
+        };
+    }
     // Every data dtype and every index dtype, in 13 pairs.
     match b.u8() % 13 {
-        0 => run::<f32, i64>(op, &mut b),
-        1 => run::<f16, i32>(op, &mut b),
-        2 => run::<bf16, u8>(op, &mut b),
-        3 => run::<f64, i8>(op, &mut b),
-        4 => run::<i8, u64>(op, &mut b),
-        5 => run::<i32, i16>(op, &mut b),
-        6 => run::<u8, u16>(op, &mut b),
-        7 => run::<u64, u32>(op, &mut b),
-        8 => run::<bool, i64>(op, &mut b),
-        9 => run::<i16, i8>(op, &mut b),
-        10 => run::<u16, i64>(op, &mut b),
-        11 => run::<u32, u64>(op, &mut b),
-        _ => run::<i64, i32>(op, &mut b),
+        0 => any::<f32, i64>(op, &mut b),
+        1 => any::<f16, i32>(op, &mut b),
+        2 => any::<bf16, u8>(op, &mut b),
+        3 => any::<f64, i8>(op, &mut b),
+        4 => any::<i8, u64>(op, &mut b),
+        5 => any::<i32, i16>(op, &mut b),
+        6 => any::<u8, u16>(op, &mut b),
+        7 => any::<u64, u32>(op, &mut b),
+        8 => any::<bool, i64>(op, &mut b),
+        9 => any::<i16, i8>(op, &mut b),
+        10 => any::<u16, i64>(op, &mut b),
+        11 => any::<u32, u64>(op, &mut b),
+        _ => any::<i64, i32>(op, &mut b),
     }
 }
 
-fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
+fn any<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
+    match op {
+        Op::Segment | Op::SegmentGather => segment::run::<T, I>(op, b),
+        _ => run::<T, I>(op, b),
+    }
+}
+
+fn float<T: Float, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
+    match op {
+        Op::Vjp => vjp::run::<T, I>(b),
+        _ => segment::run_float::<T, I>(op, b),
+    }
+}
+
+/// One seed operator's call decoded from the input: data's shape, the index's and the
+/// updates' derived from it (mostly valid, then perhaps broken), the values, and index values
+/// near the edges of the dimension each addresses. `None` where a buffer would be absurd.
+pub(crate) struct SeedCall<T, I> {
+    pub(crate) ds: Vec<usize>,
+    pub(crate) is: Vec<usize>,
+    pub(crate) us: Vec<usize>,
+    pub(crate) axis: i64,
+    pub(crate) batch_dims: i64,
+    pub(crate) data: Vec<T>,
+    pub(crate) updates: Vec<T>,
+    pub(crate) indices: Vec<I>,
+}
+
+pub(crate) fn decode_seed<T: Element, I: FromI128>(
+    op: Op,
+    b: &mut Bytes<'_>,
+) -> Option<SeedCall<T, I>> {
     let rank = usize::from(b.u8() % 6);
     let ds = b.shape(rank);
     let axis = b.signed_attr(rank);
@@ -336,7 +250,7 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
             s.push(usize::from(b.u8()) % (rank + 1 - nb.min(rank)).max(1) + 1);
             s
         }
-        Op::ScatterUpdate | Op::Gather => {
+        _ => {
             let mut s = if op == Op::Gather {
                 let nb = usize::try_from(batch_dims).unwrap_or(0).min(a);
                 ds[..nb].to_vec()
@@ -376,15 +290,9 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
         }
     }
 
-    let Some(data) = values::<T>(b, &ds) else {
-        return;
-    };
-    let Some(updates) = values::<T>(b, &us) else {
-        return;
-    };
-    let Some(n_idx) = count(&is).filter(|&n| n <= 1 << 16) else {
-        return;
-    };
+    let data = values::<T>(b, &ds)?;
+    let updates = values::<T>(b, &us)?;
+    let n_idx = count(&is).filter(|&n| n <= 1 << 16)?;
     // The dimension each index element addresses, so values land near its edges.
     let k = is.last().copied().unwrap_or(1).max(1);
     let nd_base = match op {
@@ -400,6 +308,32 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
             I::wrap(b.index(dim))
         })
         .collect();
+    Some(SeedCall {
+        ds,
+        is,
+        us,
+        axis,
+        batch_dims,
+        data,
+        updates,
+        indices,
+    })
+}
+
+fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
+    let Some(SeedCall {
+        ds,
+        is,
+        us,
+        axis,
+        batch_dims,
+        data,
+        updates,
+        indices,
+    }) = decode_seed::<T, I>(op, b)
+    else {
+        return;
+    };
 
     let reduction = Reduction::ALL[usize::from(b.u8()) % Reduction::ALL.len()];
     let negative = if b.flag(3) {
@@ -449,21 +383,7 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
             && out_count.is_some_and(|c| c.is_none_or(|c| c > 1 << 20)));
     match op {
         Op::ScatterElements | Op::ScatterNd | Op::ScatterUpdate => {
-            let policy = IndexPolicy::new(
-                negative,
-                [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Skip][usize::from(b.u8() % 3)],
-            );
-            let opts = ScatterOptions::new()
-                .axis(axis)
-                .reduction(reduction)
-                .include_self(!b.flag(3))
-                .index_policy(policy)
-                .accumulation(if b.flag(4) {
-                    Accumulation::Wide
-                } else {
-                    Accumulation::PerUpdate
-                })
-                .par(par);
+            let opts = scatter_opts(b, axis, reduction, negative, par);
             if engine_only {
                 if let Ok(out) = tensor_scatter::scatter_nd(&dv, &iv, &uv, &opts) {
                     assert!(rule.is_some(), "scatter_nd: Ok on shapes the rules refuse");
@@ -507,21 +427,8 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
             };
             check_into(op, r, &dest, &before, oracle.as_deref(), poison);
         }
-        Op::Gather | Op::GatherElements | Op::GatherNd => {
-            let fill = T::from_bits_u64(b.bits(std::mem::size_of::<T>()));
-            let opts = GatherOptions::new()
-                .axis(axis)
-                .batch_dims(batch_dims)
-                .negative(negative)
-                .out_of_range(
-                    [
-                        GatherOutOfRange::Error,
-                        GatherOutOfRange::Clamp,
-                        GatherOutOfRange::Fill,
-                    ][usize::from(b.u8() % 3)],
-                )
-                .fill_value(fill)
-                .par(par);
+        _ => {
+            let opts = gather_opts::<T>(b, axis, batch_dims, negative, par);
             if engine_only {
                 // A valid request for gigabytes is the caller's to make; the fuzzer only
                 // checks outputs the machine can hold quickly (larger ones: shapes above).
@@ -583,6 +490,54 @@ fn run<T: Element, I: FromI128>(op: Op, b: &mut Bytes<'_>) {
             check_into(op, r, &dest, &before, oracle.as_deref(), poison);
         }
     }
+}
+
+/// A scatter's options from the input (its index policy, `include_self`, accumulation).
+pub(crate) fn scatter_opts(
+    b: &mut Bytes<'_>,
+    axis: i64,
+    reduction: Reduction,
+    negative: NegativeIndices,
+    par: Par,
+) -> ScatterOptions {
+    let policy = IndexPolicy::new(
+        negative,
+        [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Skip][usize::from(b.u8() % 3)],
+    );
+    ScatterOptions::new()
+        .axis(axis)
+        .reduction(reduction)
+        .include_self(!b.flag(3))
+        .index_policy(policy)
+        .accumulation(if b.flag(4) {
+            Accumulation::Wide
+        } else {
+            Accumulation::PerUpdate
+        })
+        .par(par)
+}
+
+/// A gather's options from the input (its fill value and out-of-range rule).
+pub(crate) fn gather_opts<T: Element>(
+    b: &mut Bytes<'_>,
+    axis: i64,
+    batch_dims: i64,
+    negative: NegativeIndices,
+    par: Par,
+) -> GatherOptions<T> {
+    let fill = T::from_bits_u64(b.bits(std::mem::size_of::<T>()));
+    let out_of_range = [
+        GatherOutOfRange::Error,
+        GatherOutOfRange::Clamp,
+        GatherOutOfRange::Fill,
+    ][usize::from(b.u8() % 3)];
+    GatherOptions::new()
+        .axis(axis)
+        .batch_dims(batch_dims)
+        .negative(negative)
+        .out_of_range(out_of_range)
+        .fill_value(fill)
+        .par(par)
 }
 
 /// Engine against oracle, and the oracle against the shape rules. Returns the oracle's

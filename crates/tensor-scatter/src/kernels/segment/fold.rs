@@ -43,8 +43,8 @@ pub(crate) struct Problem<'a, T> {
 /// Where a fold's starting values are, and what an output row that no position reaches holds.
 #[derive(Clone, Copy)]
 pub(crate) enum Start<'a, T> {
-    /// torch_scatter's rule: the output's own values; a row nothing reaches is the fold of
-    /// nothing (with `include_self`, its value folded alone; without, 0, or 1 for `mul`).
+    /// torch_scatter's rule: the output's own values; a row nothing reaches keeps them bit
+    /// for bit with `include_self`, and is 0 (1 for `mul`) without.
     Segment,
     /// The scatters' rule in place: the output's own values (initialised cells); a row
     /// nothing reaches keeps its bits.
@@ -528,6 +528,11 @@ fn sum_batch<T: Element, C: Combiner<T::Wide>, S: Segments>(
         let Some(data) = b.start_row(i, start, rows.len() == 0) else {
             continue;
         };
+        if include_self && rows.len() == 0 && data.is_none() {
+            // `out`'s own value alone: kept bit for bit (a NaN's payload too), as the
+            // scatters keep every cell nothing reaches.
+            continue;
+        }
         let acc = &mut b.acc[..w];
         if include_self {
             let own;
