@@ -276,6 +276,14 @@ fn empty_inputs_with_huge_dims_are_answered_at_once() {
     let o = opts.dim(-2).dim_size(2);
     let g = segment::scatter_softmax_vjp(&src, &src, &src_index(&[4, big, 1, 0]), &o).unwrap();
     assert_eq!(g.shape(), &[4, big, 1, 0]);
+    // b · k past usize (was: an overflow panic in the softmax's lanes).
+    let src = v(&nothing, &[5, 0, big, big]);
+    let o = opts.dim(1).dim_size(0);
+    let index = src_index(&[5, 0, big, big]);
+    assert_eq!(
+        segment::scatter_softmax(&src, &index, &o).unwrap().shape(),
+        &[5, 0, big, big]
+    );
     // scatter_std's scratch of 2 · k accumulators with k past usize (was: an overflow panic).
     let src = v(&nothing, &[0, 2, huge, big]);
     let o = opts.dim(-3).dim_size(2);

@@ -344,10 +344,11 @@ fn elementwise<T: Float>(
 ) -> Result<Vec<T>> {
     let d = prep.dims;
     let mut out = filled_par(ctx, op, "out", prep.src.len(), T::default())?;
-    let rows = d.b * d.e;
-    if rows == 0 || d.k == 0 {
+    // k first: with k = 0, `b · e` may be past usize (an empty src).
+    if d.k == 0 || d.b * d.e == 0 {
         return Ok(out);
     }
+    let rows = d.b * d.e;
     let bytes = prep.src.len() * 2 * std::mem::size_of::<T>();
     let tasks = ctx.tasks(bytes, 4).max(1);
     let mut slots = Vec::with_capacity(tasks);

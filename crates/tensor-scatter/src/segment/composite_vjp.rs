@@ -181,7 +181,7 @@ fn run<T: Float, I: IndexInt>(
     let cells = b * n * k;
     let zero = T::Acc::ZERO;
     let x = |at: usize| p.src[at].to_acc();
-    let mut out = filled(op, "src", b * e * k, T::default())?;
+    let mut out = filled(op, "src", src.layout.numel, T::default())?;
     match rule {
         Rule::Softmax => {
             let mut s = filled(op, "grad", cells, zero)?;

@@ -134,7 +134,8 @@ pub(crate) fn width<T>(p: &Problem<'_, T>) -> usize {
 fn lanes_and_width<T>(p: &Problem<'_, T>) -> (usize, usize) {
     let d = p.dims;
     if p.mode == Mode::PerElement {
-        (d.b * d.k, 1)
+        // Saturating: an empty src may have `b · k` past usize (no row is then addressed).
+        (d.b.saturating_mul(d.k), 1)
     } else {
         (d.b, d.k)
     }
