@@ -157,22 +157,12 @@ pub fn gather_csr_vjp<T: Element, I: IndexInt>(
 }
 
 /// The segment of every src position, lane-major as [`Lanes`] (`n` for none).
-fn segment_ids(
-    kind: Kind,
-    lanes: Lanes<'_>,
-    e: usize,
-    n: usize,
-    count: usize,
-) -> Result<Lanes<'_>> {
+fn segment_ids(kind: Kind, lanes: Lanes<'_>, e: usize, n: usize) -> Result<Lanes<'_>> {
     if kind != Kind::Csr {
         return Ok(lanes);
     }
-    // The lanes the offsets hold; an indptr with no offsets holds none to count by, and then
-    // each of `count` lanes (by mode) has `e` positions in no segment.
-    let count = match lanes.len {
-        0 => count,
-        len => lanes.values.len() / len,
-    };
+    // With cells (the caller returned before otherwise) every lane holds `n + 1` offsets.
+    let count = lanes.values.len() / lanes.len.max(1);
     let mut values = filled("segment_csr_vjp", "src", count * e, n as i64)?;
     for (l, ids) in values.chunks_mut(e.max(1)).enumerate().take(count) {
         let offs = lanes.lane(l);
@@ -240,12 +230,7 @@ fn vjp<T: Float, I: IndexInt>(
     let forward = matches!(red, Reduction::Min | Reduction::Max)
         .then(|| reduce_prepared(op, kind, &p, out, first, opts))
         .transpose()?;
-    let lanes_count = match mode {
-        Mode::Shared => 1,
-        Mode::PerOuter => b,
-        Mode::PerElement => b * k,
-    };
-    let ids = segment_ids(kind, p.lanes, e, n, lanes_count)?;
+    let ids = segment_ids(kind, p.lanes, e, n)?;
     // The lane of the cells and positions (bi, *, ki).
     let lane = |bi: usize, ki: usize| match mode {
         Mode::Shared => 0,
@@ -275,11 +260,9 @@ fn vjp<T: Float, I: IndexInt>(
         r.map_err(|err| err.with_op(op))
     };
     // Every position (bi, ei, ki) with its flat src offset, lane and segment, in index order.
-    // None when src is empty (`b · e` may still be 2³⁴ empty rounds).
-    let rows = if src.layout.numel == 0 { 0 } else { b };
     let positions = || {
         let ids = &ids;
-        (0..rows).flat_map(move |bi| {
+        (0..b).flat_map(move |bi| {
             (0..e).flat_map(move |ei| {
                 (0..k).map(move |ki| {
                     let l = lane(bi, ki);

@@ -34,6 +34,24 @@ impl Bytes<'_> {
     pub(crate) fn small_dim(&mut self) -> usize {
         usize::from(self.u8() % 5)
     }
+    /// Perhaps (1 in 8) breaks a derived shape: one more dim, one fewer, or a first dim
+    /// drawn anew.
+    pub(crate) fn break_shape(&mut self, s: &mut Vec<usize>) {
+        if !self.flag(8) {
+            return;
+        }
+        match self.u8() % 3 {
+            0 => s.push(self.small_dim()),
+            1 => {
+                s.pop();
+            }
+            _ => {
+                if let Some(d) = s.first_mut() {
+                    *d = self.dim();
+                }
+            }
+        }
+    }
     pub(crate) fn shape(&mut self, rank: usize) -> Vec<usize> {
         (0..rank).map(|_| self.dim()).collect()
     }

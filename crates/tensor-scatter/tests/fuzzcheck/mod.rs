@@ -261,19 +261,7 @@ pub(crate) fn decode_seed<T: Element, I: FromI128>(
             s
         }
     };
-    if b.flag(8) {
-        match b.u8() % 3 {
-            0 => is.push(b.small_dim()),
-            1 => {
-                is.pop();
-            }
-            _ => {
-                if let Some(d) = is.first_mut() {
-                    *d = b.dim();
-                }
-            }
-        }
-    }
+    b.break_shape(&mut is);
     let mut us: Vec<usize> = match op {
         Op::ScatterElements => is.clone(),
         Op::ScatterNd => match is.split_last() {

@@ -96,19 +96,7 @@ fn decode<T: Element, I: FromI128>(
             })
             .collect()
     };
-    if b.flag(8) {
-        match b.u8() % 3 {
-            0 => is.push(b.small_dim()),
-            1 => {
-                is.pop();
-            }
-            _ => {
-                if let Some(x) = is.first_mut() {
-                    *x = b.dim();
-                }
-            }
-        }
-    }
+    b.break_shape(&mut is);
     let src = values::<T>(b, &ss)?;
     let n_idx = count(&is).filter(|&c| c <= 1 << 16)?;
     // What an index element addresses: cells (scatter, segment_coo, gather_coo's segments) or
