@@ -6,7 +6,7 @@ use crate::gather::GatherOptions;
 use crate::index::IndexInt;
 
 use super::view::{DynView, DynViewMut, ViewElement, typed, typed_mut};
-use super::{DynTensor, OutputPlan, sized, with_dtype, with_index_dtype};
+use super::{DynTensor, OutputPlan, sized, with_dtype, with_native_index, with_native_index_dtype};
 
 /// The three gathers, for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -144,7 +144,12 @@ fn dispatch_gather(
     out: Option<&mut DynViewMut<'_>>,
     opts: &DynGatherOptions,
 ) -> Result<Option<DynTensor>> {
-    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_gather::<T, I>(op, data, indices, out, opts), _ => Err(Error::unsupported_dtype(op.name(), "indices", indices.dtype(), crate::index::INDEX_DTYPES_TEXT))))
+    with_native_index(
+        op.name(),
+        "indices",
+        indices,
+        |indices| with_dtype!(data.dtype(), T => with_native_index_dtype!(indices.dtype(), I => typed_gather::<T, I>(op, data, indices, out, opts), _ => Err(Error::unsupported_dtype(op.name(), "indices", indices.dtype(), crate::index::INDEX_DTYPES_TEXT)))),
+    )
 }
 
 /// Runs one gather on erased tensors into a new tensor.

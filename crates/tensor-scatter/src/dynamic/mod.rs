@@ -8,6 +8,7 @@ use crate::index::IndexInt;
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 mod gather;
+mod index;
 mod scatter;
 mod segment;
 mod view;
@@ -81,9 +82,9 @@ macro_rules! with_dtype {
     };
 }
 
-/// Runs `$body` with `$I` bound to the Rust type of the integer dtype `$dtype`, or evaluates
-/// `$other` for a non-integer dtype.
-macro_rules! with_index_dtype {
+/// As [`with_index_dtype!`] for the two index dtypes the engine reads
+/// ([`with_native_index`](index::with_native_index) converts the others first).
+macro_rules! with_native_index_dtype {
     ($dtype:expr, $I:ident => $body:expr, _ => $other:expr) => {
         match $dtype {
             DType::I64 => {
@@ -94,6 +95,16 @@ macro_rules! with_index_dtype {
                 type $I = i32;
                 $body
             }
+            _ => $other,
+        }
+    };
+}
+
+/// Runs `$body` with `$I` bound to the Rust type of the integer dtype `$dtype`, or evaluates
+/// `$other` for a non-integer dtype.
+macro_rules! with_index_dtype {
+    ($dtype:expr, $I:ident => $body:expr, _ => $other:expr) => {
+        match $dtype {
             DType::I16 => {
                 type $I = i16;
                 $body
@@ -118,14 +129,15 @@ macro_rules! with_index_dtype {
                 type $I = u8;
                 $body
             }
-            _ => $other,
+            other => with_native_index_dtype!(other, $I => $body, _ => $other),
         }
     };
 }
 
 #[allow(unused_imports)] // used by the test suite
 pub(crate) use with_dtype;
-pub(crate) use with_index_dtype;
+pub(crate) use index::with_native_index;
+pub(crate) use with_native_index_dtype;
 
 impl Buffer {
     /// The dtype of the elements.

@@ -7,7 +7,7 @@ use crate::scatter::ScatterOptions;
 use crate::{scatter_elements, scatter_nd, scatter_update};
 
 use super::view::{DynView, DynViewMut, ViewElement, typed, typed_mut};
-use super::{DynTensor, OutputPlan, sized, with_dtype, with_index_dtype};
+use super::{DynTensor, OutputPlan, sized, with_dtype, with_native_index, with_native_index_dtype};
 
 /// The three scatter operators, for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,7 +140,12 @@ fn alloc(
     opts: &ScatterOptions,
 ) -> Result<DynTensor> {
     check_updates_dtype(op, data.dtype(), updates.dtype())?;
-    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_alloc::<T, I>(op, data, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+    with_native_index(
+        op.name(),
+        "indices",
+        indices,
+        |indices| with_dtype!(data.dtype(), T => with_native_index_dtype!(indices.dtype(), I => typed_alloc::<T, I>(op, data, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype())))),
+    )
 }
 
 /// Runs one scatter operator on erased tensors, in place into `dest`.
@@ -179,7 +184,12 @@ fn in_place(
     opts: &ScatterOptions,
 ) -> Result<()> {
     check_updates_dtype(op, dest.dtype(), updates.dtype())?;
-    with_dtype!(dest.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_into::<T, I>(op, dest, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+    with_native_index(
+        op.name(),
+        "indices",
+        indices,
+        |indices| with_dtype!(dest.dtype(), T => with_native_index_dtype!(indices.dtype(), I => typed_into::<T, I>(op, dest, indices, updates, opts), _ => Err(unsupported_indices(op, indices.dtype())))),
+    )
 }
 
 /// Runs one scatter operator on erased tensors into a caller-provided output of data's shape
@@ -233,7 +243,12 @@ fn into_out(
     opts: &ScatterOptions,
 ) -> Result<()> {
     check_updates_dtype(op, data.dtype(), updates.dtype())?;
-    with_dtype!(data.dtype(), T => with_index_dtype!(indices.dtype(), I => typed_out::<T, I>(op, data, indices, updates, out, opts), _ => Err(unsupported_indices(op, indices.dtype()))))
+    with_native_index(
+        op.name(),
+        "indices",
+        indices,
+        |indices| with_dtype!(data.dtype(), T => with_native_index_dtype!(indices.dtype(), I => typed_out::<T, I>(op, data, indices, updates, out, opts), _ => Err(unsupported_indices(op, indices.dtype())))),
+    )
 }
 
 impl ScatterOp {

@@ -8,7 +8,7 @@ use crate::segment::{self as seg, Float, SegmentOptions};
 use crate::view::Tensor;
 
 use super::view::{DynView, DynViewMut, ViewElement, typed, typed_mut};
-use super::{DynTensor, with_dtype, with_index_dtype};
+use super::{DynTensor, with_dtype, with_native_index, with_native_index_dtype};
 
 /// The segment family's operators (see [`segment`](crate::segment)), for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -154,8 +154,24 @@ pub fn segment_dyn<'s, 'i>(
     opts: &SegmentOptions,
     want_arg: bool,
 ) -> Result<Segmented> {
-    let (src, index) = (src.into(), index.into());
-    with_dtype!(src.dtype(), T => with_index_dtype!(index.dtype(), I => typed_alloc::<T, I>(op, &src, &index, opts, want_arg), _ => Err(unsupported_index(op, index.dtype()))))
+    alloc(op, &src.into(), &index.into(), opts, want_arg)
+}
+
+// The public functions take `impl Into<DynView>` and convert at once: the dispatch below is not
+// generic, so its kernels are compiled in this crate, not again in every caller's.
+fn alloc(
+    op: SegmentOp,
+    src: &DynView<'_>,
+    index: &DynView<'_>,
+    opts: &SegmentOptions,
+    want_arg: bool,
+) -> Result<Segmented> {
+    with_native_index(
+        op.name(),
+        op.index_name(),
+        index,
+        |index| with_dtype!(src.dtype(), T => with_native_index_dtype!(index.dtype(), I => typed_alloc::<T, I>(op, src, index, opts, want_arg), _ => Err(unsupported_index(op, index.dtype())))),
+    )
 }
 
 fn typed_out<T: ViewElement, I: IndexInt + ViewElement>(
@@ -199,8 +215,30 @@ pub fn segment_dyn_out<'s, 'i, 'o>(
     opts: &SegmentOptions,
     want_arg: bool,
 ) -> Result<Option<Tensor<i64>>> {
-    let (src, index, mut out) = (src.into(), index.into(), out.into());
-    with_dtype!(src.dtype(), T => with_index_dtype!(index.dtype(), I => typed_out::<T, I>(op, &src, &index, &mut out, opts, want_arg), _ => Err(unsupported_index(op, index.dtype()))))
+    into_out(
+        op,
+        &src.into(),
+        &index.into(),
+        &mut out.into(),
+        opts,
+        want_arg,
+    )
+}
+
+fn into_out(
+    op: SegmentOp,
+    src: &DynView<'_>,
+    index: &DynView<'_>,
+    out: &mut DynViewMut<'_>,
+    opts: &SegmentOptions,
+    want_arg: bool,
+) -> Result<Option<Tensor<i64>>> {
+    with_native_index(
+        op.name(),
+        op.index_name(),
+        index,
+        |index| with_dtype!(src.dtype(), T => with_native_index_dtype!(index.dtype(), I => typed_out::<T, I>(op, src, index, out, opts, want_arg), _ => Err(unsupported_index(op, index.dtype())))),
+    )
 }
 
 /// The gradients `(with respect to src, with respect to out)` of a segment operator on erased
@@ -220,6 +258,24 @@ pub fn segment_vjp_dyn<'g, 'i>(
     src: Option<DynView<'_>>,
     index: impl Into<DynView<'i>>,
     out: Option<DynView<'_>>,
+    opts: &SegmentOptions,
+) -> Result<(DynTensor, Option<DynTensor>)> {
+    vjp(
+        op,
+        &grad.into(),
+        src.as_ref(),
+        &index.into(),
+        out.as_ref(),
+        opts,
+    )
+}
+
+fn vjp(
+    op: SegmentOp,
+    grad: &DynView<'_>,
+    src: Option<&DynView<'_>>,
+    index: &DynView<'_>,
+    out: Option<&DynView<'_>>,
     opts: &SegmentOptions,
 ) -> Result<(DynTensor, Option<DynTensor>)> {
     fn run<T: Float + ViewElement, I: IndexInt + ViewElement>(
@@ -281,17 +337,18 @@ pub fn segment_vjp_dyn<'g, 'i>(
         };
         Ok((grads.src.into(), grads.out.map(Into::into)))
     }
-    let (grad, index) = (grad.into(), index.into());
-    macro_rules! go {
-        ($t:ty) => {
-            with_index_dtype!(index.dtype(), I => run::<$t, I>(op, &grad, src.as_ref(), &index, out.as_ref(), opts), _ => Err(unsupported_index(op, index.dtype())))
-        };
-    }
-    match grad.dtype() {
-        DType::F64 => go!(f64),
-        DType::F32 => go!(f32),
-        DType::F16 => go!(half::f16),
-        DType::BF16 => go!(half::bf16),
-        other => Err(seg::not_float(op.name(), "grad", other)),
-    }
+    with_native_index(op.name(), op.index_name(), index, |index| {
+        macro_rules! go {
+            ($t:ty) => {
+                with_native_index_dtype!(index.dtype(), I => run::<$t, I>(op, grad, src, index, out, opts), _ => Err(unsupported_index(op, index.dtype())))
+            };
+        }
+        match grad.dtype() {
+            DType::F64 => go!(f64),
+            DType::F32 => go!(f32),
+            DType::F16 => go!(half::f16),
+            DType::BF16 => go!(half::bf16),
+            other => Err(seg::not_float(op.name(), "grad", other)),
+        }
+    })
 }

@@ -9,7 +9,7 @@ use crate::segment::Float;
 use super::gather::{DynGatherOptions, GatherOp};
 use super::scatter::ScatterOp;
 use super::view::{DynView, ViewElement, typed};
-use super::{DynTensor, with_dtype, with_index_dtype};
+use super::{DynTensor, with_dtype, with_native_index, with_native_index_dtype};
 
 /// The gradients `(d data, d updates)` of one scatter given `grad` (see
 /// [`scatter_elements_vjp`](crate::scatter_elements_vjp)). Float dtypes only.
@@ -41,6 +41,17 @@ pub fn scatter_vjp_dyn<'g, 'd, 'i, 'u>(
     updates: impl Into<DynView<'u>>,
     opts: &ScatterOptions,
 ) -> Result<(DynTensor, DynTensor)> {
+    let all = [&grad.into(), &data.into(), &indices.into(), &updates.into()];
+    scatter_vjp(op, all, opts)
+}
+
+// As the forward functions: the public ones convert their `impl Into<DynView>` arguments and
+// call a dispatch that is not generic, so that the kernels are compiled here only.
+fn scatter_vjp(
+    op: ScatterOp,
+    [g, d, i, u]: [&DynView<'_>; 4],
+    opts: &ScatterOptions,
+) -> Result<(DynTensor, DynTensor)> {
     fn run<T: Float + ViewElement, I: IndexInt + ViewElement>(
         op: ScatterOp,
         [grad, data, indices, updates]: [&DynView<'_>; 4],
@@ -58,9 +69,8 @@ pub fn scatter_vjp_dyn<'g, 'd, 'i, 'u>(
         }?;
         Ok((r.data.into(), r.updates.into()))
     }
-    let (g, d, i, u) = (grad.into(), data.into(), indices.into(), updates.into());
     let name = vjp_name(op);
-    for (arg, v) in [("updates", &u), ("grad", &g)] {
+    for (arg, v) in [("updates", u), ("grad", g)] {
         if v.dtype() != d.dtype() {
             return Err(Error::new(ErrorKind::DTypeMismatch {
                 op: name,
@@ -70,19 +80,21 @@ pub fn scatter_vjp_dyn<'g, 'd, 'i, 'u>(
             }));
         }
     }
-    let all = [&g, &d, &i, &u];
-    macro_rules! go {
-        ($t:ty) => {
-            with_index_dtype!(i.dtype(), I => run::<$t, I>(op, all, opts), _ => Err(unsupported(name, i.dtype())))
-        };
-    }
-    match d.dtype() {
-        DType::F64 => go!(f64),
-        DType::F32 => go!(f32),
-        DType::F16 => go!(half::f16),
-        DType::BF16 => go!(half::bf16),
-        other => Err(crate::segment::not_float(name, "data", other)),
-    }
+    with_native_index(name, "indices", i, |i| {
+        let all = [g, d, i, u];
+        macro_rules! go {
+            ($t:ty) => {
+                with_native_index_dtype!(i.dtype(), I => run::<$t, I>(op, all, opts), _ => Err(unsupported(name, i.dtype())))
+            };
+        }
+        match d.dtype() {
+            DType::F64 => go!(f64),
+            DType::F32 => go!(f32),
+            DType::F16 => go!(half::f16),
+            DType::BF16 => go!(half::bf16),
+            other => Err(crate::segment::not_float(name, "data", other)),
+        }
+    })
 }
 
 /// The gradient with respect to `data` of one gather from a `data` of shape `data_shape`,
@@ -110,6 +122,16 @@ pub fn gather_vjp_dyn<'g, 'i>(
     data_shape: &[usize],
     opts: &DynGatherOptions,
 ) -> Result<DynTensor> {
+    gather_vjp(op, &grad.into(), &indices.into(), data_shape, opts)
+}
+
+fn gather_vjp(
+    op: GatherOp,
+    g: &DynView<'_>,
+    i: &DynView<'_>,
+    data_shape: &[usize],
+    opts: &DynGatherOptions,
+) -> Result<DynTensor> {
     fn run<T: Element + ViewElement, I: IndexInt + ViewElement>(
         op: GatherOp,
         grad: &DynView<'_>,
@@ -128,8 +150,12 @@ pub fn gather_vjp_dyn<'g, 'i>(
         }?;
         Ok(r.into())
     }
-    let (g, i) = (grad.into(), indices.into());
-    with_dtype!(g.dtype(), T => with_index_dtype!(i.dtype(), I => run::<T, I>(op, &g, &i, data_shape, opts), _ => Err(unsupported(gather_name(op), i.dtype()))))
+    with_native_index(
+        gather_name(op),
+        "indices",
+        i,
+        |i| with_dtype!(g.dtype(), T => with_native_index_dtype!(i.dtype(), I => run::<T, I>(op, g, i, data_shape, opts), _ => Err(unsupported(gather_name(op), i.dtype())))),
+    )
 }
 
 fn vjp_name(op: ScatterOp) -> &'static str {
