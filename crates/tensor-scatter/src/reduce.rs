@@ -97,6 +97,12 @@ pub enum Accumulation {
 pub(crate) trait Combiner<T: Element> {
     /// Whether the combine only moves the update (`none`).
     const MOVES: bool = false;
+    /// Whether the segment folds compile this combine per instruction set (for the float
+    /// types): every one but the product, which no benchmark workload runs. Its folds run the
+    /// baseline code; their AVX2 and AVX-512 copies were 0.35 MB of each binary
+    /// (record/2026-11-28-binary-size.md). (The scatter folds' copies of the product and the
+    /// difference are 44 KB: kept.)
+    const VERSIONED: bool = true;
     fn combine(acc: T, update: T) -> T;
     /// `combine` when neither operand is NaN: the same bits, possibly in fewer steps.
     #[inline(always)]
@@ -106,9 +112,10 @@ pub(crate) trait Combiner<T: Element> {
 }
 
 macro_rules! combiner {
-    ($name:ident, $method:ident) => {
+    ($name:ident, $method:ident $(, $versioned:literal)?) => {
         pub(crate) struct $name;
         impl<T: Element> Combiner<T> for $name {
+            $(const VERSIONED: bool = $versioned;)?
             #[inline(always)]
             fn combine(acc: T, update: T) -> T {
                 acc.$method(update)
@@ -129,7 +136,7 @@ combiner!(AddC, reduce_add);
 combiner!(SubC, reduce_sub);
 combiner!(MulC, reduce_mul);
 combiner!(FoldAddC, fold_add);
-combiner!(FoldMulC, fold_mul);
+combiner!(FoldMulC, fold_mul, false);
 
 /// Min and max: their ordered forms skip the NaN rule (see `Element::fold_min_ordered`).
 macro_rules! extreme_combiner {

@@ -134,9 +134,9 @@ macro_rules! with_index_dtype {
     };
 }
 
+pub(crate) use index::with_native_index;
 #[allow(unused_imports)] // used by the test suite
 pub(crate) use with_dtype;
-pub(crate) use index::with_native_index;
 pub(crate) use with_native_index_dtype;
 
 impl Buffer {

@@ -3,7 +3,7 @@
 
 use super::plan::{self, Mode, Origin};
 use super::{SegmentOptions, filled};
-use crate::dtype::Element;
+use crate::dtype::{BitsOf, Element};
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::gather::{GatherOptions, GatherOutOfRange};
@@ -32,6 +32,30 @@ use crate::view::{Tensor, TensorView};
 /// A rank of index of 0 or above src's; an index that does not broadcast; a value outside
 /// `[0, src.shape[dim])`.
 pub fn gather_coo<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    by_width(src, |s| coo(s, index, opts))
+}
+
+/// A gather only moves bits: [`gather_coo`] and [`gather_csr`] run on `src` as the unsigned
+/// integers of its width ([`BitsOf`]), one copy per width instead of per dtype, as the
+/// gathers do.
+fn by_width<T: Element>(
+    src: &TensorView<'_, T>,
+    run: impl FnOnce(&TensorView<'_, BitsOf<T>>) -> Result<Tensor<BitsOf<T>>>,
+) -> Result<Tensor<T>> {
+    let out = run(&crate::kernels::bits_view(src))?;
+    Ok(Tensor {
+        // SAFETY: every element is the bits of one of `src`'s elements or zero bits (a
+        // position no segment covers), and both are valid `T`s.
+        data: unsafe { crate::kernels::vec_from_bits::<T>(out.data) },
+        shape: out.shape,
+    })
+}
+
+fn coo<T: Element, I: IndexInt>(
     src: &TensorView<'_, T>,
     index: &TensorView<'_, I>,
     opts: &SegmentOptions,
@@ -102,6 +126,14 @@ pub fn gather_coo<T: Element, I: IndexInt>(
 /// is not `src.shape[dim] + 1` (or 0 when src has no segments); a decreasing or negative
 /// offset.
 pub fn gather_csr<T: Element, I: IndexInt>(
+    src: &TensorView<'_, T>,
+    indptr: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+) -> Result<Tensor<T>> {
+    by_width(src, |s| csr(s, indptr, opts))
+}
+
+fn csr<T: Element, I: IndexInt>(
     src: &TensorView<'_, T>,
     indptr: &TensorView<'_, I>,
     opts: &SegmentOptions,

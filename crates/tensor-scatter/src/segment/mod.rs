@@ -185,8 +185,44 @@ fn prepare<'s, T: Element, I: IndexInt>(
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
 ) -> Result<Prepared<'s, T>> {
+    let p = plan_index(op, kind, &src.layout, index, out.map(|o| &o.layout), opts)?;
+    let src_data = match src.contiguous() {
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(src.try_to_vec(op, "src")?),
+    };
+    Ok(Prepared {
+        dims: p.dims,
+        mode: p.mode,
+        lanes: p.lanes,
+        out_shape: p.out_shape,
+        total: p.total,
+        src: src_data,
+        dim: p.dim,
+    })
+}
+
+/// [`Prepared`] but `src`: what only the shapes and the index decide (generic over the index
+/// type alone, so compiled once per index type, not per data type too).
+struct IndexPlan<'s> {
+    dims: Dims,
+    mode: Mode,
+    lanes: Lanes<'s>,
+    out_shape: Vec<usize>,
+    total: usize,
+    dim: usize,
+}
+
+/// The shapes and the read-only pass of [`prepare`].
+fn plan_index<'s, I: IndexInt>(
+    op: &'static str,
+    kind: Kind,
+    src: &crate::view::Layout,
+    index: &TensorView<'s, I>,
+    out: Option<&crate::view::Layout>,
+    opts: &SegmentOptions,
+) -> Result<IndexPlan<'s>> {
     let arg_name = if kind == Kind::Csr { "indptr" } else { "index" };
-    let sshape = &src.layout.shape;
+    let sshape = &src.shape;
     let ishape = &index.layout.shape;
     if sshape.is_empty() {
         return Err(Error::rank(op, "src", "at least 1".into(), 0));
@@ -211,7 +247,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
     let mut dims: Dims = plan::dims_of(sshape, dim);
     dims.n = match (kind, out) {
         (Kind::Csr, _) => ishape[dim].saturating_sub(1),
-        (_, Some(o)) => o.layout.shape.get(dim).copied().unwrap_or(0),
+        (_, Some(o)) => o.shape.get(dim).copied().unwrap_or(0),
         (_, None) => match opts.dim_size {
             Some(n) => n,
             None => plan::extent(index, &origin)?,
@@ -220,13 +256,13 @@ fn prepare<'s, T: Element, I: IndexInt>(
     let mut out_shape = sshape.clone();
     out_shape[dim] = dims.n;
     if let Some(o) = out
-        && o.layout.shape != out_shape
+        && o.shape != out_shape
     {
         return Err(Error::shape(
             op,
             "out",
             format!("{out_shape:?} (src's shape with dim {dim} of the output's extent)"),
-            &o.layout.shape,
+            &o.shape,
         ));
     }
     let total = numel(op, "dim_size", &out_shape)?;
@@ -234,7 +270,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
         // An indptr's own offsets are checked below; its broadcast lanes are read by a fold.
         Kind::Csr => total == 0,
         // Every index value some src element reads is checked below.
-        _ => src.layout.numel == 0,
+        _ => src.numel == 0,
     };
     let lanes: Lanes<'s> = if unread {
         // No lane is read, and they could still be long: `e` values broadcast from one, or
@@ -249,7 +285,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
     };
     // Every index value some src element reads; every offset of indptr as given.
     match kind {
-        _ if kind != Kind::Csr && src.layout.numel == 0 => {}
+        _ if kind != Kind::Csr && src.numel == 0 => {}
         Kind::Scatter | Kind::Coo => {
             let sorted = kind == Kind::Coo;
             plan::check_index(Ctx::new(opts.par), &lanes, dims.n, sorted, &origin)?
@@ -261,17 +297,12 @@ fn prepare<'s, T: Element, I: IndexInt>(
         }
     }
 
-    let src_data = match src.contiguous() {
-        Some(s) => std::borrow::Cow::Borrowed(s),
-        None => std::borrow::Cow::Owned(src.try_to_vec(op, "src")?),
-    };
-    Ok(Prepared {
+    Ok(IndexPlan {
         dims,
         mode,
         lanes,
         out_shape,
         total,
-        src: src_data,
         dim,
     })
 }

@@ -34,7 +34,7 @@ pub(super) fn fold_extreme<T: Element, S: Segments>(
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) && !S::WIDE_LISTS })
     /// Minimum or maximum of each segment's rows (in the type itself), with the position of
     /// the element each cell took its value from (the first among equals, the first NaN):
     /// the position moves only when the fold's bits change, by a select (which cells change
@@ -47,7 +47,7 @@ crate::kernels::simd::multiversion! {
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) })
+    if (const { matches!(T::DTYPE, DType::F32 | DType::F64) && !S::WIDE_LISTS })
     /// [`extreme`] for rows of 256 bytes (64 `f32`, 32 `f64`), the width known at compile time.
     pub(super) fn extreme_256<T: Element, C: Combiner<T>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, from: (bool, Start<'_, T>), red: Reduction) -> () {
         extreme_batch::<T, C, S>(src, at, e, segs, b, from, red, 256 / std::mem::size_of::<T>())
@@ -83,7 +83,8 @@ fn extreme_batch<T: Element, C: Combiner<T>, S: Segments>(
         if let Some(d) = data {
             out.copy_from_slice(d);
         }
-        extreme_cell::<T, C, S::Rows>(lane, rows, out, arg, include_self, e, red);
+        let wide = const { super::wide_blocks::<T, S>() };
+        extreme_cell::<T, C, S::Rows>(lane, rows, out, arg, (include_self, wide), e, red);
     }
 }
 
@@ -95,7 +96,9 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
     rows: R,
     out: &mut [T],
     arg: Option<&mut [i64]>,
-    include_self: bool,
+    // Whether `out`'s values take part; whether the blocks of 64 (4-byte types) and 32
+    // columns are compiled ([`wide_blocks`](super::wide_blocks), a constant).
+    (include_self, wide): (bool, bool),
     e: usize,
     red: Reduction,
 ) {
@@ -115,22 +118,30 @@ fn extreme_cell<T: Element, C: Combiner<T>, R: RowList>(
     let first = first as i64;
     match arg {
         None => {
-            let c = if std::mem::size_of::<T>() <= 4 {
+            let c = if wide && std::mem::size_of::<T>() <= 4 {
                 extreme_blocks::<T, C, R, 64>(out, lane, rows, 0)
             } else {
                 0
             };
-            let c = extreme_blocks::<T, C, R, 32>(out, lane, rows, c);
+            let c = if wide {
+                extreme_blocks::<T, C, R, 32>(out, lane, rows, c)
+            } else {
+                c
+            };
             let c = extreme_blocks::<T, C, R, 8>(out, lane, rows, c);
             extreme_blocks::<T, C, R, 1>(out, lane, rows, c);
         }
         Some(a) => {
-            let c = if std::mem::size_of::<T>() <= 4 {
+            let c = if wide && std::mem::size_of::<T>() <= 4 {
                 arg_blocks::<T, C, R, ARG_BLOCK>(out, a, lane, rows, 0, first)
             } else {
                 0
             };
-            let c = arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, lane, rows, c, first);
+            let c = if wide {
+                arg_blocks::<T, C, R, { ARG_BLOCK / 2 }>(out, a, lane, rows, c, first)
+            } else {
+                c
+            };
             let c = arg_blocks::<T, C, R, 8>(out, a, lane, rows, c, first);
             arg_blocks::<T, C, R, 1>(out, a, lane, rows, c, first);
         }

@@ -401,20 +401,26 @@ fn fold_blocks<T: Copy, U: Copy, R: RowList, const B: usize>(
     c
 }
 
-/// [`fold_blocks`] over every column: blocks of 32, then 8, then single cells.
+/// [`fold_blocks`] over every column: with `wide` ([`wide_blocks`](super::wide_blocks)),
+/// blocks of 64 (accumulators of 4 bytes or fewer) and 32, then 8, then single cells.
 #[inline(always)]
 fn fold_all<T: Copy, U: Copy, R: RowList>(
     cells: &mut [U],
     lane: Lane<'_, T>,
     rows: R,
+    wide: bool,
     f: impl Fn(U, T) -> U + Copy,
 ) {
-    let c = if std::mem::size_of::<U>() <= 4 {
+    let c = if wide && std::mem::size_of::<U>() <= 4 {
         fold_blocks::<T, U, R, 64>(cells, lane, rows, 0, f)
     } else {
         0
     };
-    let c = fold_blocks::<T, U, R, 32>(cells, lane, rows, c, f);
+    let c = if wide {
+        fold_blocks::<T, U, R, 32>(cells, lane, rows, c, f)
+    } else {
+        c
+    };
     let c = fold_blocks::<T, U, R, 8>(cells, lane, rows, c, f);
     fold_blocks::<T, U, R, 1>(cells, lane, rows, c, f);
 }
@@ -456,7 +462,13 @@ fn fold_with<T: Element, S: Segments>(
         (p.include_self, p.start),
     );
     let red = p.reduce;
-    if matches!(red, Reduction::Add | Reduction::Mean) && rows_of_256::<T>(b.w) {
+    // Rows of 256 bytes of accumulators take [`sum_256`] for the float types over narrow
+    // lists or runs (the others' folds are not compiled per instruction set; a constant
+    // condition, so `sum_256` is not compiled for them at all).
+    if (const { T::DTYPE.is_float() && !S::WIDE_LISTS })
+        && matches!(red, Reduction::Add | Reduction::Mean)
+        && b.w * std::mem::size_of::<T::Wide>() == 256
+    {
         return sum_256::<T, FoldAddC, S>(lv, src, at, e, segs, b, keep, red);
     }
     match red {
@@ -470,12 +482,13 @@ fn fold_with<T: Element, S: Segments>(
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { T::DTYPE.is_float() })
+    if (const { T::DTYPE.is_float() && !S::WIDE_LISTS && C::VERSIONED })
     /// Sum, product or mean of each segment's rows, accumulated in `T::Wide` and rounded
     /// once. An empty segment gives what `from`'s [`Start`] says (the segment family's: 0, 1
     /// for the product, without `include_self`). The steps
     /// leave NaN as the hardware makes it (NaN absorbs every later step); the result is made
-    /// canonical once. Compiled per instruction set for the float types, the start and the
+    /// canonical once. Compiled per instruction set for the float types (but for the product,
+    /// `Combiner::VERSIONED`, and over wide lists, `Segments::WIDE_LISTS`), the start and the
     /// rounding with the fold (as baseline code around it they cost segment_coo about a
     /// tenth at 20 rows per segment), and entered once per batch (a call per segment cost
     /// the unsorted sum of 20 rows of 64 f32 per segment about a seventh,
@@ -487,7 +500,7 @@ crate::kernels::simd::multiversion! {
 }
 
 crate::kernels::simd::multiversion! {
-    if (const { T::DTYPE.is_float() })
+    if (const { T::DTYPE.is_float() && !S::WIDE_LISTS })
     /// [`sum_like`] for rows whose accumulators take 256 bytes (64 `f32`, 32 `f64`: four
     /// AVX-512 registers), with the width known at compile time: the prefetch, the blocks
     /// and the row's start and rounding lose their run-time width, which took the fold of
@@ -498,12 +511,6 @@ crate::kernels::simd::multiversion! {
     fn sum_256<T: Element, C: Combiner<T::Wide>, S: Segments>(src: &[T], at: (usize, usize), e: usize, segs: S, b: Batch<'_, '_, T, T::Wide>, from: (bool, Start<'_, T>), red: Reduction) -> () {
         sum_batch::<T, C, S>(src, at, e, segs, b, from, red, 256 / std::mem::size_of::<T::Wide>())
     }
-}
-
-/// Whether rows of `w` elements of `T` take [`sum_256`] (the float types: the integer
-/// types' folds are not compiled per instruction set).
-fn rows_of_256<T: Element>(w: usize) -> bool {
-    (const { T::DTYPE.is_float() }) && w * std::mem::size_of::<T::Wide>() == 256
 }
 
 /// The loop of [`sum_like`] and [`sum_256`] over a batch's segments: rows of `w` elements
@@ -550,7 +557,8 @@ fn sum_batch<T: Element, C: Combiner<T::Wide>, S: Segments>(
         } else {
             acc.fill(<T::Wide as Element>::identity(red));
         }
-        fold_all(acc, lane, rows, |a, x: T| C::combine(a, x.widen()));
+        let wide = const { super::wide_blocks::<T, S>() };
+        fold_all(acc, lane, rows, wide, |a, x: T| C::combine(a, x.widen()));
         // The output row is asked for after the fold, so a fresh row's fill and its
         // values are written back to back.
         let out = b.out.row(b.first + i * w, w);

@@ -55,6 +55,16 @@ impl Lanes<'_> {
     }
 }
 
+/// Whether the segment folds of `T` hold blocks of 32 and 64 columns in registers across a
+/// segment's rows (the float types), or blocks of 8 and single columns only (the integer
+/// types and bool). Each block width is a copy of the fold per dtype, reduction and row list;
+/// the wide ones were measured on floats, which every graph-learning workload uses, and cost
+/// 2 MB of code for the nine other dtypes.
+/// Neither does a fold over lists of wide positions ([`Segments::WIDE_LISTS`]).
+pub(crate) const fn wide_blocks<T: crate::dtype::Element, S: rowlist::Segments>() -> bool {
+    T::DTYPE.is_float() && !S::WIDE_LISTS
+}
+
 /// Positions below this many sort on the calling thread.
 const PARALLEL_MIN: usize = if crate::exec::tuning::SMALL_THRESHOLDS {
     2

@@ -171,6 +171,10 @@ pub(super) fn row_at<'a, T, R: RowList>(
 pub(crate) trait Segments: Copy {
     /// Unsorted input with a `u32` order (the graph-learning shape).
     const NARROW_LISTS: bool = false;
+    /// Unsorted input of more than `NARROW_ORDER_MAX` positions (a `usize` order): at least
+    /// 4 GiB of `src` rows per lane, so the folds over it are compiled once, plainly (no
+    /// instruction-set versions, no wide blocks: a third of the folds' code).
+    const WIDE_LISTS: bool = false;
     type Rows: RowList;
     fn rows(self, s: usize) -> Self::Rows;
 }
@@ -204,6 +208,7 @@ pub(crate) struct Lists<'a, P> {
 
 impl<'a, P: Pos> Segments for Lists<'a, P> {
     const NARROW_LISTS: bool = P::U32;
+    const WIDE_LISTS: bool = !P::U32;
     type Rows = Listed<'a, P>;
     #[inline(always)]
     fn rows(self, s: usize) -> Listed<'a, P> {
