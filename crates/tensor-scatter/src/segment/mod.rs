@@ -75,7 +75,7 @@ pub use vjp::{
 pub(crate) use vjp::{same, share};
 
 use crate::kernels::segment::fold::{self, Problem, Source};
-use plan::{Dims, Lanes, Mode, Origin};
+use plan::{Dims, Lanes, Mode};
 use single::{by_elements, by_scatter_elements, identity_start, untouched_to_empty};
 
 use crate::dtype::{Element, Reduction};
@@ -83,7 +83,6 @@ use crate::error::{Error, Result};
 use crate::exec::{Ctx, Par};
 use crate::index::IndexInt;
 use crate::kernels::{Rows, build_rows};
-use crate::shape::{normalize_axis, numel};
 use crate::view::{Tensor, TensorView, TensorViewMut};
 
 /// Options of the segment family.
@@ -185,7 +184,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
 ) -> Result<Prepared<'s, T>> {
-    let p = plan_index(op, kind, &src.layout, index, out.map(|o| &o.layout), opts)?;
+    let p = plan::plan_index(op, kind, &src.layout, index, out.map(|o| &o.layout), opts)?;
     let src_data = match src.contiguous() {
         Some(s) => std::borrow::Cow::Borrowed(s),
         None => std::borrow::Cow::Owned(src.try_to_vec(op, "src")?),
@@ -198,112 +197,6 @@ fn prepare<'s, T: Element, I: IndexInt>(
         total: p.total,
         src: src_data,
         dim: p.dim,
-    })
-}
-
-/// [`Prepared`] but `src`: what only the shapes and the index decide (generic over the index
-/// type alone, so compiled once per index type, not per data type too).
-struct IndexPlan<'s> {
-    dims: Dims,
-    mode: Mode,
-    lanes: Lanes<'s>,
-    out_shape: Vec<usize>,
-    total: usize,
-    dim: usize,
-}
-
-/// The shapes and the read-only pass of [`prepare`].
-fn plan_index<'s, I: IndexInt>(
-    op: &'static str,
-    kind: Kind,
-    src: &crate::view::Layout,
-    index: &TensorView<'s, I>,
-    out: Option<&crate::view::Layout>,
-    opts: &SegmentOptions,
-) -> Result<IndexPlan<'s>> {
-    let arg_name = if kind == Kind::Csr { "indptr" } else { "index" };
-    let sshape = &src.shape;
-    let ishape = &index.layout.shape;
-    if sshape.is_empty() {
-        return Err(Error::rank(op, "src", "at least 1".into(), 0));
-    }
-    let dim = match kind {
-        Kind::Scatter => normalize_axis(op, "dim", opts.dim, sshape.len())?,
-        Kind::Coo | Kind::Csr => plan::index_dim(op, arg_name, sshape.len(), ishape)?,
-    };
-    let mut target = sshape.clone();
-    if kind == Kind::Csr {
-        target[dim] = ishape[dim];
-    }
-    let strides = plan::broadcast_strides(op, arg_name, index, &target, dim)?;
-    let mode = plan::mode_of(&target, &strides, dim);
-    let origin = Origin {
-        op,
-        arg: arg_name,
-        index_shape: ishape,
-        src_shape: &target,
-        dim,
-    };
-    let mut dims: Dims = plan::dims_of(sshape, dim);
-    dims.n = match (kind, out) {
-        (Kind::Csr, _) => ishape[dim].saturating_sub(1),
-        (_, Some(o)) => o.shape.get(dim).copied().unwrap_or(0),
-        (_, None) => match opts.dim_size {
-            Some(n) => n,
-            None => plan::extent(index, &origin)?,
-        },
-    };
-    let mut out_shape = sshape.clone();
-    out_shape[dim] = dims.n;
-    if let Some(o) = out
-        && o.shape != out_shape
-    {
-        return Err(Error::shape(
-            op,
-            "out",
-            format!("{out_shape:?} (src's shape with dim {dim} of the output's extent)"),
-            &o.shape,
-        ));
-    }
-    let total = numel(op, "dim_size", &out_shape)?;
-    let unread = match kind {
-        // An indptr's own offsets are checked below; its broadcast lanes are read by a fold.
-        Kind::Csr => total == 0,
-        // Every index value some src element reads is checked below.
-        _ => src.numel == 0,
-    };
-    let lanes: Lanes<'s> = if unread {
-        // No lane is read, and they could still be long: `e` values broadcast from one, or
-        // 2⁴⁰ lanes of an indptr.
-        Lanes {
-            mode,
-            values: std::borrow::Cow::Borrowed(&[]),
-            len: 0,
-        }
-    } else {
-        plan::read_lanes(op, arg_name, index, &target, &strides, dim, mode)?
-    };
-    // Every index value some src element reads; every offset of indptr as given.
-    match kind {
-        _ if kind != Kind::Csr && src.numel == 0 => {}
-        Kind::Scatter | Kind::Coo => {
-            let sorted = kind == Kind::Coo;
-            plan::check_index(Ctx::new(opts.par), &lanes, dims.n, sorted, &origin)?
-        }
-        Kind::Csr => {
-            let own = plan::own_lanes(op, arg_name, index, dim)?;
-            let origin = Origin::own(op, arg_name, ishape, dim);
-            plan::check_indptr(&own, dims.e, &origin)?;
-        }
-    }
-
-    Ok(IndexPlan {
-        dims,
-        mode,
-        lanes,
-        out_shape,
-        total,
-        dim,
     })
 }
 

@@ -368,6 +368,116 @@ pub(crate) fn check_indptr(lanes: &Lanes<'_>, e: usize, origin: &Origin<'_>) -> 
     Ok(())
 }
 
+/// [`Prepared`](super::Prepared) but `src`: what only the shapes and the index decide (generic over the index
+/// type alone, so compiled once per index type, not per data type too).
+pub(super) struct IndexPlan<'s> {
+    pub(super) dims: Dims,
+    pub(super) mode: Mode,
+    pub(super) lanes: Lanes<'s>,
+    pub(super) out_shape: Vec<usize>,
+    pub(super) total: usize,
+    pub(super) dim: usize,
+}
+
+/// The shapes and the read-only pass of [`prepare`](super::prepare).
+pub(super) fn plan_index<'s, I: IndexInt>(
+    op: &'static str,
+    kind: super::Kind,
+    src: &crate::view::Layout,
+    index: &TensorView<'s, I>,
+    out: Option<&crate::view::Layout>,
+    opts: &super::SegmentOptions,
+) -> Result<IndexPlan<'s>> {
+    let arg_name = if kind == super::Kind::Csr {
+        "indptr"
+    } else {
+        "index"
+    };
+    let sshape = &src.shape;
+    let ishape = &index.layout.shape;
+    if sshape.is_empty() {
+        return Err(Error::rank(op, "src", "at least 1".into(), 0));
+    }
+    let dim = match kind {
+        super::Kind::Scatter => crate::shape::normalize_axis(op, "dim", opts.dim, sshape.len())?,
+        super::Kind::Coo | super::Kind::Csr => index_dim(op, arg_name, sshape.len(), ishape)?,
+    };
+    let mut target = sshape.clone();
+    if kind == super::Kind::Csr {
+        target[dim] = ishape[dim];
+    }
+    let strides = broadcast_strides(op, arg_name, index, &target, dim)?;
+    let mode = mode_of(&target, &strides, dim);
+    let origin = Origin {
+        op,
+        arg: arg_name,
+        index_shape: ishape,
+        src_shape: &target,
+        dim,
+    };
+    let mut dims: Dims = dims_of(sshape, dim);
+    dims.n = match (kind, out) {
+        (super::Kind::Csr, _) => ishape[dim].saturating_sub(1),
+        (_, Some(o)) => o.shape.get(dim).copied().unwrap_or(0),
+        (_, None) => match opts.dim_size {
+            Some(n) => n,
+            None => extent(index, &origin)?,
+        },
+    };
+    let mut out_shape = sshape.clone();
+    out_shape[dim] = dims.n;
+    if let Some(o) = out
+        && o.shape != out_shape
+    {
+        return Err(Error::shape(
+            op,
+            "out",
+            format!("{out_shape:?} (src's shape with dim {dim} of the output's extent)"),
+            &o.shape,
+        ));
+    }
+    let total = crate::shape::numel(op, "dim_size", &out_shape)?;
+    let unread = match kind {
+        // An indptr's own offsets are checked below; its broadcast lanes are read by a fold.
+        super::Kind::Csr => total == 0,
+        // Every index value some src element reads is checked below.
+        _ => src.numel == 0,
+    };
+    let lanes: Lanes<'s> = if unread {
+        // No lane is read, and they could still be long: `e` values broadcast from one, or
+        // 2⁴⁰ lanes of an indptr.
+        Lanes {
+            mode,
+            values: std::borrow::Cow::Borrowed(&[]),
+            len: 0,
+        }
+    } else {
+        read_lanes(op, arg_name, index, &target, &strides, dim, mode)?
+    };
+    // Every index value some src element reads; every offset of indptr as given.
+    match kind {
+        _ if kind != super::Kind::Csr && src.numel == 0 => {}
+        super::Kind::Scatter | super::Kind::Coo => {
+            let sorted = kind == super::Kind::Coo;
+            check_index(Ctx::new(opts.par), &lanes, dims.n, sorted, &origin)?
+        }
+        super::Kind::Csr => {
+            let own = own_lanes(op, arg_name, index, dim)?;
+            let origin = Origin::own(op, arg_name, ishape, dim);
+            check_indptr(&own, dims.e, &origin)?;
+        }
+    }
+
+    Ok(IndexPlan {
+        dims,
+        mode,
+        lanes,
+        out_shape,
+        total,
+        dim,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::clean;
