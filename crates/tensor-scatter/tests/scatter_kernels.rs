@@ -6,14 +6,15 @@
 //! (the staged kernel streams whole 64-byte lines, and shifts its tile grid to the
 //! destination's line boundaries). Blocks that fit a tile, fewer than the threads, are cut
 //! into column tiles. Single rows are also cut into one part per thread (the split fold),
-//! with the index dtypes its vector scans take and one they do not.
+//! with the index dtypes its vector scans take and one they do not. ScatterND tuples that
+//! each address one element (`x[r, c] += v`) are resolved to flat offsets in parallel.
 #![cfg(feature = "reference")]
 
 use tensor_scatter::isa::{Isa, with_isa};
 use tensor_scatter::{
     Element, IndexInt, IndexPolicy, NegativeIndices, OutOfRange, Par, Reduction, ScatterOptions,
     TensorView, TensorViewMut, reference, scatter_elements, scatter_elements_into,
-    scatter_elements_out,
+    scatter_elements_out, scatter_nd, scatter_nd_into, scatter_nd_out,
 };
 
 mod common;
@@ -386,4 +387,84 @@ fn single_rows_past_the_split_are_fed_at_two_threads() {
     // resolves the indices), at 1, 3 and 4 threads the buckets.
     let n = 2_300_000i64;
     check_row::<f32, u32>(n as usize, 2_300_003, 26, &[n, u32::MAX.into()]);
+}
+
+/// ScatterND of single elements of a `dims`-shaped table (`k = dims.len()` components per
+/// tuple) in every form against the oracle, then the refusal of a bad component at several
+/// positions: the oracle's error, nothing written.
+fn check_tuples<T: Whole, I: IndexInt + TryFrom<i64>>(dims: &[usize], m: usize, seed: u64) {
+    let k = dims.len();
+    let n: usize = dims.iter().product();
+    let data: Vec<T> = (0..n).map(|i| T::whole((i % 13) as i64 - 6)).collect();
+    let upd: Vec<T> = (0..m).map(|i| T::whole((i % 5) as i64 - 2)).collect();
+    let to_i = |v: i64| I::try_from(v).ok().expect("index fits the index type");
+    // Component j of tuple t: in [-size, size), negative ones wrapped by the default policy.
+    let raw: Vec<Vec<i64>> = dims
+        .iter()
+        .enumerate()
+        .map(|(j, &d)| common::lcg(seed + j as u64, m, 2 * d as u64))
+        .collect();
+    let idx: Vec<I> = (0..m * k)
+        .map(|p| to_i(raw[p % k][p / k] - dims[p % k] as i64))
+        .collect();
+    let dv = TensorView::new(&data, dims).unwrap();
+    let iv = TensorView::new(&idx, &[m, k]).unwrap();
+    let uv = TensorView::new(&upd, &[m]).unwrap();
+    for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
+        let opts = ScatterOptions::new().reduction(reduction);
+        let want = reference::scatter_nd(&dv, &iv, &uv, &opts).unwrap();
+        let want = T::bits(want.as_slice());
+        for threads in [1, 2, 3, 4] {
+            let opts = opts.par(Par::threads_exact(threads));
+            let what = format!("{dims:?} {} {reduction:?} {threads}T", I::DTYPE);
+            let got = scatter_nd(&dv, &iv, &uv, &opts).unwrap();
+            assert!(T::bits(got.as_slice()) == want, "allocating, {what}");
+            let mut out = vec![T::whole(99); n];
+            let mut ov = TensorViewMut::new(&mut out, dims).unwrap();
+            scatter_nd_out(&dv, &iv, &uv, &mut ov, &opts).unwrap();
+            assert!(T::bits(&out) == want, "out, {what}");
+            out.copy_from_slice(&data);
+            let mut ov = TensorViewMut::new(&mut out, dims).unwrap();
+            scatter_nd_into(&mut ov, &iv, &uv, &opts).unwrap();
+            assert!(T::bits(&out) == want, "into, {what}");
+        }
+    }
+    let strict = IndexPolicy::new(NegativeIndices::Error, OutOfRange::Error);
+    for at in [0, 1, m * k / 2 + 1, m * k - 1] {
+        let size = dims[at % k] as i64;
+        for value in [size, -size - 1] {
+            let mut bad = idx.clone();
+            bad[at] = to_i(value);
+            let iv = TensorView::new(&bad, &[m, k]).unwrap();
+            for policy in [IndexPolicy::default(), strict] {
+                let base = ScatterOptions::new()
+                    .reduction(Reduction::Add)
+                    .index_policy(policy);
+                let want = reference::scatter_nd(&dv, &iv, &uv, &base)
+                    .unwrap_err()
+                    .to_string();
+                for threads in [2, 3] {
+                    let opts = base.par(Par::threads_exact(threads));
+                    let what = format!("{dims:?} {value} at {at} {policy:?} {threads}T");
+                    let got = scatter_nd(&dv, &iv, &uv, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "allocating, {what}");
+                    let mut out = data.clone();
+                    let mut ov = TensorViewMut::new(&mut out, dims).unwrap();
+                    let got = scatter_nd_into(&mut ov, &iv, &uv, &opts).unwrap_err();
+                    assert_eq!(got.to_string(), want, "in place, {what}");
+                    assert!(T::bits(&out) == T::bits(&data), "in place written, {what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn element_tuples_resolved_in_parallel_match_the_oracle() {
+    // More tuples than one block of the parallel pass per task (2^14), so the parts and the
+    // blocks both have seams; pairs into a table of rows, triples into a cube; 32-bit
+    // offsets (every destination here); wrapped negative components.
+    check_tuples::<f32, i64>(&[1000, 300], 100_003, 31);
+    check_tuples::<f64, i32>(&[40, 50, 60], 70_001, 32);
+    check_tuples::<u8, i16>(&[300, 7], 40_009, 33);
 }

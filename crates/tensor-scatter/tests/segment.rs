@@ -408,6 +408,64 @@ fn out_is_untouched_on_error() {
     assert_eq!(out, [7.0; 3]);
 }
 
+#[test]
+fn index_errors_of_single_element_scatters_name_the_index() {
+    // Single elements (rows of one) run on the scatter-elements kernel, which checks the
+    // indices as it folds: its refusal is reported as the segment family's, the index's
+    // position and value named, and no output is written. One lane, and three lanes sharing
+    // a broadcast index (each lane long enough for that kernel), at several thread counts.
+    let e = 5000;
+    for lanes in [1, 3] {
+        let src: Vec<f32> = (0..lanes * e).map(|i| (i % 7) as f32 - 3.0).collect();
+        let good: Vec<i64> = (0..e as i64).map(|i| i * 7 % 100).collect();
+        for (at, value) in [(0, 100), (1234, -1), (e - 1, i64::MAX), (e / 2, i64::MIN)] {
+            let mut idx = good.clone();
+            idx[at] = value;
+            for reduce in [
+                Reduction::Add,
+                Reduction::Mul,
+                Reduction::Max,
+                Reduction::Mean,
+            ] {
+                for threads in [1, 2, 3] {
+                    let opts = SegmentOptions::new()
+                        .dim(if lanes == 1 { 0 } else { 1 })
+                        .dim_size(100)
+                        .reduce(reduce)
+                        .par(Par::threads_exact(threads));
+                    let what = format!("{lanes} lanes, {value} at {at}, {reduce:?}, {threads}T");
+                    let shape = if lanes == 1 { vec![e] } else { vec![lanes, e] };
+                    let sv = v(&src, &shape);
+                    let iv = v(&idx, &[e]);
+                    let named = |err: tensor_scatter::Error| {
+                        assert_eq!(err.arg(), "index", "{what}: {err}");
+                        assert!(
+                            err.to_string().contains(&value.to_string()),
+                            "{what}: {err}"
+                        );
+                        assert!(
+                            err.to_string().contains(&format!("[{at}]")),
+                            "{what}: {err}"
+                        );
+                        if value < 0 {
+                            assert!(err.is_negative_index(), "{what}: {err}");
+                        } else {
+                            assert!(err.is_index_out_of_range(), "{what}: {err}");
+                        }
+                    };
+                    named(scatter(&sv, &iv, &opts).unwrap_err());
+                    let mut out_shape = shape.clone();
+                    *out_shape.last_mut().unwrap() = 100;
+                    let mut out = vec![7.0f32; lanes * 100];
+                    let mut ov = TensorViewMut::new(&mut out, &out_shape).unwrap();
+                    named(segment::scatter_out(&sv, &iv, &mut ov, &opts).unwrap_err());
+                    assert!(out.iter().all(|&x| x == 7.0), "{what}: out written");
+                }
+            }
+        }
+    }
+}
+
 /// xorshift, for inputs large enough to be cut into tasks.
 fn values(n: usize, seed: u64, modulo: u64) -> Vec<u64> {
     let mut s = seed | 1;

@@ -111,9 +111,11 @@ pub(super) enum Prepared {
     /// ScatterND tuples that each address one element of a contiguous destination (`k`
     /// components, a one-element slice: `x[i, j] += v`), resolved to flat offsets by the
     /// index pass: the element kernel `kernel` runs over the offsets as a 1-D index.
+    /// The offsets are 32-bit (half the bytes of `int64` for the kernel to read): a
+    /// destination of more than `i32::MAX` cells takes [`Prepared::Ranges`].
     Flat {
         kernel: Box<Prepared>,
-        offsets: Vec<i64>,
+        offsets: Vec<i32>,
     },
 }
 
@@ -270,18 +272,19 @@ pub(super) fn prepare<T, I: IndexInt>(
     if let Some(g) = geom {
         return elem_kernel::<T, I>(plan, g, indices, opts, copy, true, cx);
     }
+    let flat = flat_geom(plan, dest, upd);
+    if let Some(g) = flat
+        && let Some(offsets) = flat_fast(plan, indices, g, opts, cx)
+    {
+        return flat_kernel::<T>(plan, g, offsets, opts, copy, cx);
+    }
     let mut resolved = resolve_indices(plan, indices, opts.index_policy)?;
-    if let Some(g) = flat_geom(plan, dest, upd)
+    if let Some(g) = flat
         && !resolved.contains(&SKIP)
     {
-        // Every offset lies in `[0, numel)`: the kernel's own test passes them all.
-        let offsets: Vec<i64> = resolved.iter().map(|&r| r as i64).collect();
-        let flat = TensorView::new(&offsets, &[offsets.len()])?;
-        let kernel = elem_kernel::<T, i64>(plan, g, &flat, &flat_options(opts), copy, false, cx)?;
-        return Ok(Prepared::Flat {
-            kernel: Box::new(kernel),
-            offsets,
-        });
+        // Every offset lies in `[0, numel)`, and numel fits `i32` (`flat_geom`).
+        let offsets = resolved.iter().map(|&r| r as i32).collect();
+        return flat_kernel::<T>(plan, g, offsets, opts, copy, cx);
     }
     let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
         .saturating_mul(crate::shape::sat_product(&plan.slice_shape));
@@ -289,6 +292,47 @@ pub(super) fn prepare<T, I: IndexInt>(
         drop_overwritten(&mut resolved);
     }
     Ok(Prepared::Ranges(resolved))
+}
+
+/// The flat offsets of a [`flat_geom`] scatter whose `indices` are contiguous, resolved in
+/// parallel ([`scatter::flat_offsets`]); `None` sends the call to the exact index pass
+/// (a refused index, to be reported; a clamping or skipping policy; another layout).
+fn flat_fast<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    g: scatter::ElemGeom,
+    opts: &ScatterOptions,
+    cx: Ctx,
+) -> Option<Vec<i32>> {
+    let idx = indices.contiguous()?;
+    if plan.comp_stride != 1 || Some(idx.len()) != g.k.checked_mul(plan.comps.len()) {
+        return None;
+    }
+    // A contiguous destination's strides are positive (a dim of one cell accepts only 0).
+    let dims: Vec<(usize, usize)> = plan
+        .comps
+        .iter()
+        .map(|c| (c.size, c.dest_stride as usize))
+        .collect();
+    scatter::flat_offsets(idx, &dims, opts.index_policy, cx)
+}
+
+/// A [`Prepared::Flat`] over resolved `offsets`: each lies in `[0, numel)`, so the kernel's
+/// own test passes them all.
+fn flat_kernel<T>(
+    plan: &Plan,
+    g: scatter::ElemGeom,
+    offsets: Vec<i32>,
+    opts: &ScatterOptions,
+    copy: DataCopy,
+    cx: Ctx,
+) -> Result<Prepared> {
+    let flat = TensorView::new(&offsets, &[offsets.len()])?;
+    let kernel = elem_kernel::<T, i32>(plan, g, &flat, &flat_options(opts), copy, false, cx)?;
+    Ok(Prepared::Flat {
+        kernel: Box::new(kernel),
+        offsets,
+    })
 }
 
 /// The options a [`Prepared::Flat`] kernel runs with: its offsets are resolved, so the strict
@@ -299,10 +343,14 @@ pub(super) fn flat_options(opts: &ScatterOptions) -> ScatterOptions {
 }
 
 /// The element geometry of a ScatterND whose tuples (two or more components) each address one
-/// element of a contiguous destination: a one-row element scatter over its flat offsets.
+/// element of a contiguous destination of at most `i32::MAX` cells: a one-row element scatter
+/// over its flat offsets.
 fn flat_geom(plan: &Plan, dest: &Layout, upd: &Layout) -> Option<scatter::ElemGeom> {
     let one = |shape: &[usize]| crate::shape::sat_product(shape) == 1;
-    let flat = plan.comps.len() >= 2 && one(&plan.outer_shape) && one(&plan.slice_shape);
+    let flat = plan.comps.len() >= 2
+        && one(&plan.outer_shape)
+        && one(&plan.slice_shape)
+        && dest.numel <= i32::MAX as usize;
     (flat && is_contiguous(dest) && is_contiguous(upd)).then(|| scatter::ElemGeom {
         outer: 1,
         n: dest.numel,

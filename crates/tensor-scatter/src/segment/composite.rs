@@ -314,7 +314,7 @@ fn checked<'s, T: Float, I: IndexInt>(
     index: &TensorView<'s, I>,
     opts: &SegmentOptions,
 ) -> Result<Prepared<'s, T>> {
-    prepare(op, Kind::Scatter, src, index, None, opts)
+    prepare(op, Kind::Scatter, src, index, None, opts, false)
 }
 
 /// The output cells laid out as `[b, n, k]` from the lane-major buffer.

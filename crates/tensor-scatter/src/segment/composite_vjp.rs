@@ -135,7 +135,7 @@ fn run<T: Float, I: IndexInt>(
     index: &TensorView<'_, I>,
     opts: &SegmentOptions,
 ) -> Result<Tensor<T>> {
-    let p = prepare(op, Kind::Scatter, src, index, None, opts)?;
+    let p = prepare(op, Kind::Scatter, src, index, None, opts, false)?;
     let per_element = matches!(rule, Rule::Softmax | Rule::LogSoftmax);
     let want = if per_element {
         &src.layout.shape

@@ -83,7 +83,7 @@ use crate::error::{Error, Result};
 use crate::exec::{Ctx, Par};
 use crate::index::IndexInt;
 use crate::kernels::{Rows, build_rows};
-use crate::view::{Tensor, TensorView, TensorViewMut};
+use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
 
 /// Options of the segment family.
 ///
@@ -172,10 +172,13 @@ pub(crate) struct Prepared<'s, T: Clone> {
     pub(crate) total: usize,
     pub(crate) src: std::borrow::Cow<'s, [T]>,
     pub(crate) dim: usize,
+    /// The index values are left to the scatter-elements kernel ([`plan::IndexPlan`]).
+    pub(crate) deferred: bool,
 }
 
 /// Shapes, then the read-only pass over every index value (range, order), then `src` as a
-/// contiguous slice (copied only when strided).
+/// contiguous slice (copied only when strided). With `defer`, a scatter of single elements
+/// leaves the index pass to its kernel ([`plan::plan_index`]).
 fn prepare<'s, T: Element, I: IndexInt>(
     op: &'static str,
     kind: Kind,
@@ -183,8 +186,10 @@ fn prepare<'s, T: Element, I: IndexInt>(
     index: &TensorView<'s, I>,
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
+    defer: bool,
 ) -> Result<Prepared<'s, T>> {
-    let p = plan::plan_index(op, kind, &src.layout, index, out.map(|o| &o.layout), opts)?;
+    let out_layout = out.map(|o| &o.layout);
+    let p = plan::plan_index(op, kind, &src.layout, index, out_layout, opts, defer)?;
     let src_data = match src.contiguous() {
         Some(s) => std::borrow::Cow::Borrowed(s),
         None => std::borrow::Cow::Owned(src.try_to_vec(op, "src")?),
@@ -197,7 +202,28 @@ fn prepare<'s, T: Element, I: IndexInt>(
         total: p.total,
         src: src_data,
         dim: p.dim,
+        deferred: p.deferred,
     })
+}
+
+/// The error of a call whose index pass was deferred ([`prepare`]) and whose kernel failed
+/// with `err`: the index pass's own error, which names the segment operator's argument and
+/// position as every other form does (`err` when the pass finds nothing). Generic over the
+/// index type alone, and cold.
+#[cold]
+#[inline(never)]
+fn deferred_error<I: IndexInt>(
+    op: &'static str,
+    kind: Kind,
+    src: &Layout,
+    index: &TensorView<'_, I>,
+    out: Option<&Layout>,
+    opts: &SegmentOptions,
+    err: Error,
+) -> Error {
+    plan::plan_index(op, kind, src, index, out, opts, false)
+        .err()
+        .unwrap_or(err)
 }
 
 /// The reduced values, and the positions when asked for.
@@ -237,8 +263,14 @@ fn reduce<T: Element, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<Reduced<T>> {
     check_reduction::<T>(op, opts.reduce, want_arg)?;
-    let p = prepare(op, kind, src, index, out, opts)?;
-    reduce_prepared(op, kind, &p, out, want_arg, opts)
+    let p = prepare(op, kind, src, index, out, opts, !want_arg)?;
+    reduce_prepared(op, kind, &p, out, want_arg, opts).map_err(|err| match p.deferred {
+        true => {
+            let out = out.map(|o| &o.layout);
+            deferred_error(op, kind, &src.layout, index, out, opts, err)
+        }
+        false => err,
+    })
 }
 
 /// [`reduce`] into `out` (the `_out` forms): returns the positions when asked for. When
@@ -255,16 +287,23 @@ fn reduce_out<T: Element, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<(Option<Vec<i64>>, Vec<usize>)> {
     check_reduction::<T>(op, opts.reduce, want_arg)?;
-    let p = prepare(op, kind, src, index, Some(&out.as_view()), opts)?;
-    if in_place(kind, &p, want_arg)
-        && let Some(cells) = out.contiguous_mut()
-    {
-        let (_, a, shape) = reduce_dest(op, kind, &p, Dest::InPlace(cells), want_arg, opts)?;
-        return Ok((a, shape));
-    }
-    let (v, a, shape) = reduce_dest(op, kind, &p, Dest::Copy(&out.as_view()), want_arg, opts)?;
-    out.write_row_major(&v);
-    Ok((a, shape))
+    let p = prepare(op, kind, src, index, Some(&out.as_view()), opts, !want_arg)?;
+    let deferred = p.deferred;
+    let run = |out: &mut TensorViewMut<'_, T>| {
+        if in_place(kind, &p, want_arg)
+            && let Some(cells) = out.contiguous_mut()
+        {
+            let (_, a, shape) = reduce_dest(op, kind, &p, Dest::InPlace(cells), want_arg, opts)?;
+            return Ok((a, shape));
+        }
+        let (v, a, shape) = reduce_dest(op, kind, &p, Dest::Copy(&out.as_view()), want_arg, opts)?;
+        out.write_row_major(&v);
+        Ok((a, shape))
+    };
+    run(out).map_err(|err| match deferred {
+        true => deferred_error(op, kind, &src.layout, index, Some(&out.layout), opts, err),
+        false => err,
+    })
 }
 
 /// Where a reduction's values start and go.
@@ -338,6 +377,7 @@ fn reduce_dest<T: Element>(
         by_scatter_elements(op, src_data, lanes, dims, red, from_buf, opts, buf)?;
         if let Some(id) = start {
             untouched_to_empty(
+                ctx,
                 op,
                 buf,
                 src_data,

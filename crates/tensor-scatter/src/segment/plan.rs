@@ -377,9 +377,13 @@ pub(super) struct IndexPlan<'s> {
     pub(super) out_shape: Vec<usize>,
     pub(super) total: usize,
     pub(super) dim: usize,
+    /// The index values were not checked: `defer` was asked for and the scatter-elements
+    /// kernel, which checks them as it runs, takes the call ([`super::single::by_elements`]).
+    pub(super) deferred: bool,
 }
 
-/// The shapes and the read-only pass of [`prepare`](super::prepare).
+/// The shapes and the read-only pass of [`prepare`](super::prepare), which a scatter of
+/// single elements leaves to its kernel when `defer` (a caller that folds without positions).
 pub(super) fn plan_index<'s, I: IndexInt>(
     op: &'static str,
     kind: super::Kind,
@@ -387,6 +391,7 @@ pub(super) fn plan_index<'s, I: IndexInt>(
     index: &TensorView<'s, I>,
     out: Option<&crate::view::Layout>,
     opts: &super::SegmentOptions,
+    defer: bool,
 ) -> Result<IndexPlan<'s>> {
     let arg_name = if kind == super::Kind::Csr {
         "indptr"
@@ -454,9 +459,12 @@ pub(super) fn plan_index<'s, I: IndexInt>(
     } else {
         read_lanes(op, arg_name, index, &target, &strides, dim, mode)?
     };
-    // Every index value some src element reads; every offset of indptr as given.
+    // Every index value some src element reads; every offset of indptr as given. A scatter
+    // of single elements may leave it to the scatter-elements kernel, which checks as it runs.
+    let deferred = defer && kind == super::Kind::Scatter && super::single::by_elements(dims, mode);
     match kind {
         _ if kind != super::Kind::Csr && src.numel == 0 => {}
+        _ if deferred => {}
         super::Kind::Scatter | super::Kind::Coo => {
             let sorted = kind == super::Kind::Coo;
             check_index(Ctx::new(opts.par), &lanes, dims.n, sorted, &origin)?
@@ -475,6 +483,7 @@ pub(super) fn plan_index<'s, I: IndexInt>(
         out_shape,
         total,
         dim,
+        deferred,
     })
 }
 

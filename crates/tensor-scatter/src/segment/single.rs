@@ -6,8 +6,10 @@ use super::SegmentOptions;
 use super::plan::{Dims, Lanes, Mode};
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
+use crate::exec::Ctx;
 use crate::kernels::segment::fold;
 use crate::view::{TensorView, TensorViewMut};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Whether a [`scatter`] of single elements (`k = 1`, rows of one) goes through the crate's
 /// scatter-elements kernel: it streams `src` in index order instead of sorting it by
@@ -29,14 +31,42 @@ pub(super) fn identity_start<T: Element>(red: Reduction) -> Option<T> {
     .then(|| T::identity(red))
 }
 
+/// Updates per block of the scan for identity-valued updates ([`untouched_to_empty`]).
+const MARK_BLOCK: usize = 4096;
+
+/// Which blocks of [`MARK_BLOCK`] updates hold a value of `bits`: a scan cut across the
+/// threads, a plain compare-and-or per block that the compiler vectorises. Over the updates'
+/// bits, so compiled once per width.
+fn blocks_holding<U: Element>(ctx: Ctx, updates: &[U], bits: u64) -> Vec<AtomicBool> {
+    let blocks = updates.len().div_ceil(MARK_BLOCK);
+    let holds: Vec<AtomicBool> = (0..blocks).map(|_| AtomicBool::new(false)).collect();
+    let tasks = ctx.tasks(std::mem::size_of_val(updates), 1);
+    ctx.run(tasks, |t| {
+        let (lo, hi) = crate::shape::part(blocks, tasks, t, 1);
+        for (b, held) in holds[lo..hi].iter().enumerate() {
+            let at = (lo + b) * MARK_BLOCK;
+            let block = &updates[at..(at + MARK_BLOCK).min(updates.len())];
+            if block
+                .iter()
+                .fold(false, |any, u| any | (u.to_bits_u64() == bits))
+            {
+                held.store(true, Relaxed);
+            }
+        }
+    });
+    holds
+}
+
 /// After a fold from the identity `id` ([`identity_start`]), the cells no update reached get
 /// `empty`. Nothing to do when the two are the same bits (integer sums, every product).
 /// Otherwise a cell that took updates ends on the identity's bits only when every update it
 /// took has them (`-0.0` is a float sum only of `-0.0`s, `+inf` a minimum only of `+inf`s,
 /// `i64::MAX` a minimum only of `i64::MAX`s): so among the cells holding them, those reached
 /// were reached by such an update, and only those are marked (usually none; one pass over
-/// the updates finds them).
+/// the updates, cut across the threads, finds out).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn untouched_to_empty<T: Element>(
+    ctx: Ctx,
     op: &'static str,
     buf: &mut [T],
     src: &[T],
@@ -49,21 +79,26 @@ pub(super) fn untouched_to_empty<T: Element>(
     if bits == empty.to_bits_u64() {
         return Ok(());
     }
-    let mut marked: Vec<u64> = Vec::new();
     let (e, n) = (dims.e, dims.n);
-    for lane in 0..dims.b {
-        let cells = lanes.lane(lane);
-        for (j, u) in src[lane * e..(lane + 1) * e].iter().enumerate() {
+    let updates = &src[..dims.b * e];
+    let holds = blocks_holding(ctx, crate::kernels::bits_of(updates), bits);
+    let mut marked: Vec<u64> = Vec::new();
+    for (b, _) in holds.iter().enumerate().filter(|(_, h)| h.load(Relaxed)) {
+        if marked.is_empty() {
+            let words = buf.len().div_ceil(64);
+            marked
+                .try_reserve_exact(words)
+                .map_err(|_| Error::out_of_memory(op, "out", words.saturating_mul(8)))?;
+            marked.resize(words, 0);
+        }
+        let at = b * MARK_BLOCK;
+        let block = &updates[at..(at + MARK_BLOCK).min(updates.len())];
+        for (i, u) in block.iter().enumerate() {
             if u.to_bits_u64() == bits {
-                if marked.is_empty() {
-                    let words = buf.len().div_ceil(64);
-                    marked
-                        .try_reserve_exact(words)
-                        .map_err(|_| Error::out_of_memory(op, "out", words.saturating_mul(8)))?;
-                    marked.resize(words, 0);
-                }
-                // Every index was checked in `[0, n)`.
-                let c = lane * n + cells[j] as usize;
+                let (lane, j) = ((at + i) / e, (at + i) % e);
+                // Every index is in `[0, n)`: checked by the index pass or by the kernel,
+                // which succeeded.
+                let c = lane * n + lanes.lane(lane)[j] as usize;
                 marked[c / 64] |= 1 << (c % 64);
             }
         }
@@ -77,7 +112,8 @@ pub(super) fn untouched_to_empty<T: Element>(
     Ok(())
 }
 
-/// A 1-D [`crate::scatter_elements_into`] per lane of `buf` (`[b, n]`): the fold of each cell
+/// A 1-D [`crate::scatter_elements_into`] per lane of `buf` (`[b, n]`), which checks the
+/// indices (on error the lane's cells are unchanged): the fold of each cell
 /// in index order from the identity (from `buf`'s value with `include_self`), in `T::Wide`
 /// and rounded once, which is [`fold::run`]'s result bit for bit. A cell that receives
 /// nothing keeps `buf`'s value (torch_scatter's 0, or 1 for `mul`, without `out`).
@@ -95,10 +131,14 @@ pub(super) fn by_scatter_elements<T: Element>(
     if !include_self && red == Reduction::Mul {
         buf.fill(fold::empty_value::<T>(red)); // The others' empty value is `buf`'s 0.
     }
+    // The segment family's indices address `[0, n)`, no wrapping: the kernel checks that
+    // when the index pass was left to it ([`super::plan::IndexPlan::deferred`]).
+    let strict = crate::IndexPolicy::new(crate::NegativeIndices::Error, crate::OutOfRange::Error);
     let so = crate::ScatterOptions::new()
         .reduction(red)
         .include_self(include_self)
         .accumulation(crate::Accumulation::Wide)
+        .index_policy(strict)
         .par(opts.par);
     let (e, n) = (dims.e, dims.n);
     for lane in 0..dims.b {

@@ -200,7 +200,7 @@ fn vjp<T: Float, I: IndexInt>(
 ) -> Result<Grads<T>> {
     let red = opts.reduce;
     check_reduction::<T>(op, red, false)?;
-    let p = prepare(op, kind, src, index, out, opts)?;
+    let p = prepare(op, kind, src, index, out, opts, false)?;
     if grad.layout.shape != p.out_shape {
         return Err(Error::shape(
             op,

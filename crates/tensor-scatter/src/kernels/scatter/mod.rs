@@ -16,6 +16,7 @@
 
 pub(crate) mod column_tiles;
 pub(crate) mod fed_fold;
+pub(crate) mod flat;
 pub(crate) mod radix;
 pub(crate) mod ranges;
 pub(crate) mod single_fold;
@@ -23,6 +24,7 @@ pub(crate) mod split_fold;
 
 pub(crate) use column_tiles::{column_parallel, elements};
 pub(crate) use fed_fold::{FED_MAX_CELLS, elem_fed};
+pub(crate) use flat::flat_offsets;
 pub(crate) use radix::{radix_apply, radix_bucket};
 pub(crate) use ranges::{RangeJob, ranges, rel_range};
 pub(crate) use single_fold::elem_checked;
