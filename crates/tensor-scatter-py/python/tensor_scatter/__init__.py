@@ -11,6 +11,7 @@ array([0., 3., 0., 5.])
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 from . import _native
@@ -26,7 +27,7 @@ from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
 from ._segment import __all__ as _segment_all
 from ._grad import *  # noqa: F401,F403 (the backward passes)
 from ._grad import __all__ as _grad_all
-from ._grad import gather_autograd, needs_grad, scatter_autograd
+from ._arrays import compiling, needs_grad
 from ._core import GATHER_NAMES, SCATTER_NAMES, _gather, _scatter
 
 __version__ = "0.1.0"
@@ -78,20 +79,21 @@ def __dir__():
 
 
 def _scatter_any(op, data, indices, updates, out, options, ties):
-    """A scatter the native half declined (the public functions ask it first): recorded by
-    torch.autograd when ``data`` or ``updates`` requires grad (the native half takes no such
-    tensor: ``Tensor.numpy()`` and ``__dlpack__`` refuse them, so a NumPy call pays no
-    autograd test), else converted by the general path."""
-    if needs_grad(data, updates):
-        return scatter_autograd(op, data, indices, updates, out, options + (ties,))
+    """A scatter the native half declined, or one torch traces (the public functions ask the
+    native half first, unless torch is compiling): its dispatcher operator when torch traces
+    it or records it for autograd (``data`` or ``updates`` requires grad: the native half
+    takes no such tensor), else converted by the general path."""
+    if compiling() or needs_grad(data, updates):
+        from . import _torch_ops
+        return _torch_ops.scatter(op, data, indices, updates, out, options, ties)
     return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, *options)
 
 
 def _gather_any(op, data, indices, out, options):
-    """A gather the native half declined, as :func:`_scatter_any`: recorded by torch.autograd
-    when ``data`` requires grad, else converted by the general path."""
-    if needs_grad(data):
-        return gather_autograd(op, data, indices, out, options)
+    """A gather the native half declined, or one torch traces, as :func:`_scatter_any`."""
+    if compiling() or needs_grad(data):
+        from . import _torch_ops
+        return _torch_ops.gather(op, data, indices, out, options)
     return _gather(op, GATHER_NAMES[op], data, indices, out, *options)
 
 
@@ -122,8 +124,9 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     """
     if ties != "split" and ties != "first":
         raise ArgumentError(f"{SCATTER_NAMES['elements']}: ties: {ties!r} is not 'split' or 'first'")
-    r = _native.scatter("elements", data, indices, updates, out, axis, reduction, include_self,
-                        negative_indices, out_of_range, accumulation, threads, updates_window)
+    r = None if compiling() else _native.scatter(
+        "elements", data, indices, updates, out, axis, reduction, include_self, negative_indices,
+        out_of_range, accumulation, threads, updates_window)
     if r is not None:
         return r
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
@@ -149,8 +152,9 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
     """
     if ties != "split" and ties != "first":
         raise ArgumentError(f"{SCATTER_NAMES['nd']}: ties: {ties!r} is not 'split' or 'first'")
-    r = _native.scatter("nd", data, indices, updates, out, 0, reduction, include_self,
-                        negative_indices, out_of_range, accumulation, threads, False)
+    r = None if compiling() else _native.scatter(
+        "nd", data, indices, updates, out, 0, reduction, include_self, negative_indices,
+        out_of_range, accumulation, threads, False)
     if r is not None:
         return r
     options = (0, reduction, include_self, negative_indices, out_of_range, accumulation, threads, False)
@@ -173,8 +177,9 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     """
     if ties != "split" and ties != "first":
         raise ArgumentError(f"{SCATTER_NAMES['update']}: ties: {ties!r} is not 'split' or 'first'")
-    r = _native.scatter("update", data, indices, updates, out, axis, reduction, include_self,
-                        negative_indices, out_of_range, accumulation, threads, False)
+    r = None if compiling() else _native.scatter(
+        "update", data, indices, updates, out, axis, reduction, include_self, negative_indices,
+        out_of_range, accumulation, threads, False)
     if r is not None:
         return r
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
@@ -195,8 +200,9 @@ def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indice
            [ 0,  1],
            [-1, -1]])
     """
-    r = _native.gather("gather", data, indices, out, axis, batch_dims, negative_indices,
-                       out_of_range, fill_value, threads)
+    r = None if compiling() else _native.gather(
+        "gather", data, indices, out, axis, batch_dims, negative_indices, out_of_range, fill_value,
+        threads)
     if r is not None:
         return r
     options = (axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
@@ -214,8 +220,9 @@ def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wr
     array([[2, 1],
            [3, 3]])
     """
-    r = _native.gather("elements", data, indices, out, axis, 0, negative_indices, out_of_range,
-                       fill_value, threads)
+    r = None if compiling() else _native.gather(
+        "elements", data, indices, out, axis, 0, negative_indices, out_of_range, fill_value,
+        threads)
     if r is not None:
         return r
     options = (axis, 0, negative_indices, out_of_range, fill_value, threads)
@@ -231,9 +238,17 @@ def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wr
     >>> gather_nd(np.arange(6).reshape(3, 2), np.array([[2, 1], [0, 0]]))
     array([5, 0])
     """
-    r = _native.gather("nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range,
-                       fill_value, threads)
+    r = None if compiling() else _native.gather(
+        "nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range, fill_value,
+        threads)
     if r is not None:
         return r
     options = (0, batch_dims, negative_indices, out_of_range, fill_value, threads)
     return _gather_any("nd", data, indices, out, options)
+
+
+# With torch imported first, its dispatcher operators are registered now: a process that
+# loads an exported program (``torch.export.load``) needs them before it reads the graph.
+# Otherwise they are registered on first need (a traced call, or one autograd records).
+if "torch" in sys.modules:
+    from . import _torch_ops  # noqa: E402,F401

@@ -38,6 +38,21 @@ def _torch():
     return sys.modules.get("torch")
 
 
+def compiling() -> bool:
+    """Whether torch.compile or torch.export is tracing the caller: the public functions then
+    call the operators of ``_torch_ops``, which the tracer records (it cannot enter the native
+    half)."""
+    t = sys.modules.get("torch")
+    return t is not None and t.compiler.is_compiling()
+
+
+def needs_grad(*xs) -> bool:
+    """Whether torch is recording and one of ``xs`` requires a gradient."""
+    t = sys.modules.get("torch")
+    return (t is not None and t.is_grad_enabled()
+            and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs))
+
+
 def _is_torch(x: Any) -> bool:
     t = _torch()
     return t is not None and isinstance(x, t.Tensor)
@@ -218,6 +233,15 @@ def receive(out: Any, value: Any, op: str) -> Any:
     without ``out``. Their shapes and dtypes must be the same: never a broadcast or a cast."""
     if out is None:
         return value
+    if _is_torch(value) and _is_torch(out):
+        # torch's copy_, which autograd and the compilers record (no NumPy view: traceable).
+        if out.shape != value.shape:
+            raise ArgumentError(f"{op}: out: shape {list(out.shape)} does not match; expected "
+                                f"{list(value.shape)} (the result's shape)")
+        if out.dtype != value.dtype:
+            raise DTypeError(f"{op}: out: dtype {out.dtype} does not match; expected the "
+                             f"result's {value.dtype}")
+        return out.copy_(value)
     o, v = as_arr(out, "out", op), as_arr(value, "out", op)
     writable(o, "out", op)
     if o.array.shape != v.array.shape:
@@ -227,10 +251,7 @@ def receive(out: Any, value: Any, op: str) -> Any:
         )
     if o.dtype != v.dtype:
         raise DTypeError(f"{op}: out: dtype {o.dtype} does not match; expected the result's {v.dtype}")
-    if o.kind == "torch" and v.kind == "torch":
-        out.copy_(value)  # recorded by autograd when value requires grad
-    else:
-        o.array[...] = v.array
+    o.array[...] = v.array
     return out
 
 

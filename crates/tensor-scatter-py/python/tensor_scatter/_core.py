@@ -26,6 +26,22 @@ SEGMENT_NAMES = {
 }
 
 
+def vjp_name(names, op):
+    """The public name of an operator's backward (``scatter_std_vjp`` for both std rules)."""
+    return names["std" if op == "std_biased" else op] + "_vjp"
+
+
+def _read(x, arg, name, index=False):
+    """An input as the native half reads it in place (``None`` stays ``None``)."""
+    if x is None:
+        return None
+    return readable(index_arr(x, arg, name) if index else as_arr(x, arg, name), arg, name)
+
+
+def _p(a):
+    return None if a is None else a.prepared()
+
+
 def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
     """`a`, copied when its memory may overlap one of `others` (an output being written)."""
     return a.copy() if any(overlaps(a, o) for o in others) else a
@@ -79,9 +95,8 @@ def _as_updates(u, d, op, name, index_shape, axis, window):
 
 
 def _scatter(op, name, data, indices, updates, out, *options):
-    d = readable(as_arr(data, "data", name), "data", name)
-    i = readable(index_arr(indices, "indices", name), "indices", name)
-    u = readable(as_arr(updates, "updates", name), "updates", name)
+    d, u = _read(data, "data", name), _read(updates, "updates", name)
+    i = _read(indices, "indices", name, index=True)
     try:
         axis = operator.index(options[0])
     except TypeError:
@@ -112,8 +127,7 @@ def _scatter(op, name, data, indices, updates, out, *options):
 
 def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, out_of_range,
             fill_value, threads):
-    d = readable(as_arr(data, "data", name), "data", name)
-    i = readable(index_arr(indices, "indices", name), "indices", name)
+    d, i = _read(data, "data", name), _read(indices, "indices", name, index=True)
     fill = fill_value  # None, or one the native half refuses without out_of_range="fill"
     if out_of_range == "fill" and fill_value is not None:
         fill = d.prepared(scalar(fill_value, d, name))
@@ -166,8 +180,7 @@ def _general(op, src, index, out, *options):
     ``out`` the native half cannot write, and call it with prepared arrays."""
     name = SEGMENT_NAMES[op]
     arg = "indptr" if op in ("csr", "gather_csr") else "index"
-    s = readable(as_arr(src, "src", name), "src", name)
-    i = readable(index_arr(index, arg, name), arg, name)
+    s, i = _read(src, "src", name), _read(index, arg, name, index=True)
     if out is None:
         r = done(_native.segment(op, s.prepared(), i.prepared(), None, *options))
         return result(r[0], s), _positions(r[1], s)
@@ -191,3 +204,41 @@ def segment_raw(op, src, index, out, options):
     unbiased, threads): the native half, else the general path."""
     r = _native.segment(op, src, index, out, *options)
     return r if r is not None else _general(op, src, index, out, *options)
+
+
+def segment_vjp_raw(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
+    """One segment-family backward: the native half, else the general path."""
+    options = (dim, dim_size, reduce, ties, threads)
+    r = _native.segment_vjp(op, grad, src, index, out, *options)
+    if r is not None:
+        return r
+    name = vjp_name(SEGMENT_NAMES, op)
+    g, s, o = _read(grad, "grad", name), _read(src, "src", name), _read(out, "out", name)
+    arg = "indptr" if op in ("csr", "gather_csr") else "index"
+    i = _read(index, arg, name, index=True)
+    r = done(_native.segment_vjp(op, g.prepared(), _p(s), i.prepared(), _p(o), *options))
+    return result(r[0], g), (None if r[1] is None else result(r[1], g))
+
+
+def scatter_vjp_raw(op, grad, data, indices, updates, *options):
+    """One scatter's backward: the native half, else the general path."""
+    r = _native.scatter_vjp(op, grad, data, indices, updates, *options)
+    if r is not None:
+        return r
+    name = vjp_name(SCATTER_NAMES, op)
+    g, d, u = _read(grad, "grad", name), _read(data, "data", name), _read(updates, "updates", name)
+    i = _read(indices, "indices", name, index=True)
+    r = done(_native.scatter_vjp(op, g.prepared(), d.prepared(), i.prepared(), u.prepared(),
+                                 *options))
+    return result(r[0], g), result(r[1], g)
+
+
+def gather_vjp_raw(op, grad, indices, data_shape, *options):
+    """One gather's backward: the native half, else the general path."""
+    shape = tuple(int(n) for n in data_shape)
+    r = _native.gather_vjp(op, grad, indices, shape, *options)
+    if r is not None:
+        return r
+    name = vjp_name(GATHER_NAMES, op)
+    g, i = _read(grad, "grad", name), _read(indices, "indices", name, index=True)
+    return result(done(_native.gather_vjp(op, g.prepared(), i.prepared(), shape, *options)), g)

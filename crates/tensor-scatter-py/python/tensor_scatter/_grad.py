@@ -13,12 +13,13 @@ torch_scatter). Every gradient is bit-identical for any ``threads``.
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Optional, Tuple
 
-from . import _native
-from ._arrays import as_arr, done, index_arr, readable, receive, result
-from ._core import GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES, gather_raw, scatter_raw, segment_raw
+from ._arrays import compiling, needs_grad
+from ._core import (
+    GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES, gather_vjp_raw, scatter_vjp_raw, segment_vjp_raw,
+    vjp_name,
+)
 from ._errors import ArgumentError
 
 __all__ = [
@@ -28,34 +29,19 @@ __all__ = [
     "gather_elements_vjp", "gather_nd_vjp",
 ]
 
-_NAMES = {
-    "scatter": "scatter_vjp", "coo": "segment_coo_vjp", "csr": "segment_csr_vjp",
-    "gather_coo": "gather_coo_vjp", "gather_csr": "gather_csr_vjp",
-    "softmax": "scatter_softmax_vjp", "log_softmax": "scatter_log_softmax_vjp",
-    "logsumexp": "scatter_logsumexp_vjp", "std": "scatter_std_vjp", "std_biased": "scatter_std_vjp",
-}
-
 
 def _vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
-    """The native backward, through the general path when an argument needs preparing."""
+    """A segment-family backward: its operator when torch traces or records the call, else
+    :func:`_core.segment_vjp_raw`."""
     if not isinstance(reduce, str):
-        raise ArgumentError(f"{_NAMES[op]}: reduce: {reduce!r} is not a string")
+        raise ArgumentError(f"{vjp_name(SEGMENT_NAMES, op)}: reduce: {reduce!r} is not a string")
     if not isinstance(ties, str):
-        raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not a string")
-    options = (dim, dim_size, reduce, ties, threads)
-    r = _native.segment_vjp(op, grad, src, index, out, *options)
-    if r is not None:
-        return r
-    name = _NAMES[op]
-    arg = "indptr" if op in ("csr", "gather_csr") else "index"
-    g = readable(as_arr(grad, "grad", name), "grad", name)
-    i = readable(index_arr(index, arg, name), arg, name)
-    s = None if src is None else readable(as_arr(src, "src", name), "src", name)
-    o = None if out is None else readable(as_arr(out, "out", name), "out", name)
-    r = done(_native.segment_vjp(
-        op, g.prepared(), None if s is None else s.prepared(), i.prepared(),
-        None if o is None else o.prepared(), *options))
-    return result(r[0], g), (None if r[1] is None else result(r[1], g))
+        raise ArgumentError(f"{vjp_name(SEGMENT_NAMES, op)}: ties: {ties!r} is not a string")
+    if compiling() or needs_grad(grad, src, out):
+        from . import _torch_ops
+        return _torch_ops.segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties,
+                                      threads)
+    return segment_vjp_raw(op, grad, src, index, out, dim, dim_size, reduce, ties, threads)
 
 
 def scatter_vjp(grad, src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
@@ -172,222 +158,25 @@ def scatter_std_vjp(grad, src, index, dim: int = -1, dim_size: Optional[int] = N
     return _vjp(op, grad, src, index, None, dim, dim_size, "sum", "split", threads)[0]
 
 
-# --- torch.autograd ---------------------------------------------------------------------
-
-def needs_grad(*xs) -> bool:
-    """Whether torch is recording and one of ``xs`` requires a gradient."""
-    torch = sys.modules.get("torch")
-    return (torch is not None and torch.is_grad_enabled()
-            and any(isinstance(x, torch.Tensor) and x.requires_grad for x in xs))
-
-
-_functions = None
-
-
-def _once_differentiable(fn):
-    """``torch.autograd.function.once_differentiable`` for the backwards that are not linear in
-    the gradient (mul, min, max): their result depends on the saved inputs too, so it must
-    refuse a second derivative also when only those require grad (torch's decorator looks at
-    the gradient alone, and a gradient that does not require grad would silently drop the
-    second derivative's terms). The refusal comes when that derivative is asked for."""
-    import functools
-
-    import torch
-
-    @functools.wraps(fn)
-    def wrapper(ctx, *args):
-        with torch.no_grad():
-            outputs = fn(ctx, *args)
-        if not torch.is_grad_enabled():
-            return outputs
-        inputs = [a for a in args if isinstance(a, torch.Tensor)] + list(ctx.saved_tensors)
-        if not any(t.requires_grad for t in inputs):
-            return outputs
-        from torch._C import _functions
-
-        err = _functions.DelayedError(
-            b"tensor_scatter: the second derivative of a mul, min or max reduction is not "
-            b"computed (its backward is differentiable once)", len(outputs))
-
-        def requiring_grad(v):
-            if v is None:
-                return None
-            v = v.detach()
-            v.requires_grad = True
-            return v
-        return err(*[requiring_grad(v) for v in outputs])
-    return wrapper
-
-
-def _make():
-    """The autograd functions, made on first use (torch is optional)."""
-    import torch
-
-    class Reduce(torch.autograd.Function):
-        """``scatter`` / ``segment_coo`` / ``segment_csr`` as a function of ``(src, out)``."""
-
-        @staticmethod
-        def forward(ctx, src, out, index, spec):
-            op, dim, dim_size, reduce, want_arg, ties, threads = spec
-            s = src.detach()
-            o = None if out is None else out.detach().clone()
-            ctx.spec, ctx.index, ctx.with_out = spec, index, out is not None
-            if reduce in ("sum", "mean"):
-                ctx.src = s  # its shape and dtype only
-            else:
-                # out's starting values, kept apart: `out=` then receives the result in place.
-                ctx.save_for_backward(src)
-                ctx.out_init = None if o is None else o.clone()
-            res = segment_raw(op, s, index, o, (dim, dim_size, reduce, want_arg, True, threads))
-            if want_arg:
-                ctx.mark_non_differentiable(res[1])
-                return res[0], res[1]
-            return res[0]
-
-        @staticmethod
-        def backward(ctx, g, *_):
-            op, dim, dim_size, reduce, _, ties, threads = ctx.spec
-            if reduce in ("sum", "mean"):
-                r = Linear.apply(g, ctx.src, ctx.index, ctx.with_out, ctx.spec)
-                gs, go = r if ctx.with_out else (r, None)
-            else:
-                gs, go = _nonlinear_reduce(ctx, g)
-            return gs, go, None, None
-
-    @_once_differentiable
-    def _nonlinear_reduce(ctx, g):
-        op, dim, dim_size, reduce, _, ties, threads = ctx.spec
-        (src,) = ctx.saved_tensors
-        return _vjp(op, g.detach().contiguous(), src.detach(), ctx.index, ctx.out_init, dim,
-                    dim_size, reduce, ties, threads)
-
-    class Linear(torch.autograd.Function):
-        """The backward of a sum or mean, ``g -> (d src, d out)``: linear in ``g``, so its
-        own backward is the forward reduction again (every order of derivative)."""
-
-        @staticmethod
-        def forward(ctx, g, src, index, with_out, spec):
-            op, dim, dim_size, reduce, _, ties, threads = spec
-            out = None
-            if with_out:  # the forward's out values do not enter a sum's or mean's backward
-                out = torch.zeros_like(g)
-            ctx.spec, ctx.index, ctx.with_out = spec, index, with_out
-            gs, go = _vjp(op, g.detach().contiguous(), src, index, out, dim, dim_size, reduce,
-                          ties, threads)
-            return (gs, go) if with_out else gs
-
-        @staticmethod
-        def backward(ctx, hs, ho=None):
-            op, dim, dim_size, reduce, _, ties, threads = ctx.spec
-            spec = (op, dim, dim_size, reduce, False, ties, threads)
-            out = (ho if ho is not None else torch.zeros_like(hs)) if ctx.with_out else None
-            return Reduce.apply(hs, out, ctx.index, spec), None, None, None, None
-
-    class Gather(torch.autograd.Function):
-        """``gather_coo`` / ``gather_csr``; the backward is the segment sum."""
-
-        @staticmethod
-        def forward(ctx, src, index, spec):
-            op, threads = spec
-            ctx.spec, ctx.index, ctx.n = spec, index, src.shape[index.dim() - 1]
-            return segment_raw(op, src.detach(), index, None,
-                               (-1, None, "sum", False, True, threads))[0]
-
-        @staticmethod
-        def backward(ctx, g):
-            op, threads = ctx.spec
-            if op == "gather_coo":
-                spec = ("scatter", ctx.index.dim() - 1, ctx.n, "sum", False, "split", threads)
-            else:
-                spec = ("csr", -1, None, "sum", False, "split", threads)
-            return Reduce.apply(g, None, ctx.index, spec), None, None
-
-    return Reduce, Gather
-
-
-_composite_function = None
-
-
-def composite_autograd(op, src, index, dim, dim_size, unbiased, threads):
-    """A composite (softmax, log-softmax, logsumexp, std) recorded by torch.autograd
-    (differentiable once)."""
-    global _composite_function
-    if _composite_function is None:
-        import torch
-        from torch.autograd.function import once_differentiable
-
-        class Composite(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, src, index, spec):
-                op, dim, dim_size, unbiased, threads = spec
-                ctx.save_for_backward(src)
-                ctx.index, ctx.spec = index, spec
-                return segment_raw(op, src.detach(), index, None,
-                                   (dim, dim_size, "sum", False, unbiased, threads))[0]
-
-            @staticmethod
-            @once_differentiable
-            def backward(ctx, g):
-                op, dim, dim_size, unbiased, threads = ctx.spec
-                (src,) = ctx.saved_tensors
-                vop = "std_biased" if op == "std" and not unbiased else op
-                gs, _ = _vjp(vop, g.contiguous(), src, ctx.index, None, dim, dim_size, "sum",
-                             "split", threads)
-                return gs, None, None
-
-        _composite_function = Composite
-    return _composite_function.apply(src, index, (op, dim, dim_size, unbiased, threads))
-
-
-def autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties, threads):
-    """``_segment._run`` recorded by torch.autograd; ``out=`` receives the result in place
-    (as torch's own in-place operations, an ``out`` that is a leaf requiring grad is an
-    error)."""
-    global _functions
-    reduce = "sum" if reduce == "add" else reduce
-    if _functions is None:
-        _functions = _make()
-    reduce_fn, gather_fn = _functions
-    if op in ("gather_coo", "gather_csr"):
-        return gather_fn.apply(src, index, (op, threads)), None
-    spec = (op, dim, dim_size, reduce, want_arg, ties, threads)
-    r = reduce_fn.apply(src, out, index, spec)
-    values, arg = r if want_arg else (r, None)
-    return receive(out, values, SEGMENT_NAMES[op]), arg
-
-
 # --- the six operators ----------------------------------------------------------------------
-
-_OP_NAMES = {"elements": "scatter_elements_vjp", "nd": "scatter_nd_vjp",
-             "update": "scatter_update_vjp"}
-_GATHER_NAMES = {"gather": "gather_vjp", "elements": "gather_elements_vjp", "nd": "gather_nd_vjp"}
 
 
 def _scatter_vjp(op, grad, data, indices, updates, *options):
-    """The native backward of one scatter, through the general path when needed."""
-    name = _OP_NAMES[op]
-    r = _native.scatter_vjp(op, grad, data, indices, updates, *options)
-    if r is not None:
-        return r
-    g = readable(as_arr(grad, "grad", name), "grad", name)
-    d = readable(as_arr(data, "data", name), "data", name)
-    i = readable(index_arr(indices, "indices", name), "indices", name)
-    u = readable(as_arr(updates, "updates", name), "updates", name)
-    r = done(_native.scatter_vjp(op, g.prepared(), d.prepared(), i.prepared(), u.prepared(),
-                                 *options))
-    return result(r[0], g), result(r[1], g)
+    """A scatter's backward: its operator when torch traces or records the call, else
+    :func:`_core.scatter_vjp_raw`."""
+    if compiling() or needs_grad(grad, data, updates):
+        from . import _torch_ops
+        return _torch_ops.scatter_vjp(op, grad, data, indices, updates, *options)
+    return scatter_vjp_raw(op, grad, data, indices, updates, *options)
 
 
 def _gather_vjp(op, grad, indices, data_shape, *options):
-    """The native backward of one gather, through the general path when needed."""
-    name = _GATHER_NAMES[op]
-    shape = tuple(int(n) for n in data_shape)
-    r = _native.gather_vjp(op, grad, indices, shape, *options)
-    if r is not None:
-        return r
-    g = readable(as_arr(grad, "grad", name), "grad", name)
-    i = readable(index_arr(indices, "indices", name), "indices", name)
-    return result(done(_native.gather_vjp(op, g.prepared(), i.prepared(), shape, *options)), g)
+    """A gather's backward: its operator when torch traces or records the call, else
+    :func:`_core.gather_vjp_raw`."""
+    if compiling() or needs_grad(grad):
+        from . import _torch_ops
+        return _torch_ops.gather_vjp(op, grad, indices, data_shape, *options)
+    return gather_vjp_raw(op, grad, indices, data_shape, *options)
 
 
 def scatter_elements_vjp(grad, data, indices, updates, *, axis: int = 0,
@@ -484,108 +273,3 @@ def gather_nd_vjp(grad, indices, data_shape, *, batch_dims: int = 0,
     """
     return _gather_vjp("nd", grad, indices, data_shape, 0, batch_dims, negative_indices,
                        out_of_range, threads)
-
-
-_LINEAR = ("none", "add", "sum", "sub", "mean")
-_op_functions = None
-
-
-def _make_ops():
-    """The autograd functions of the six operators, made on first use."""
-    import torch
-
-    def _vjp_options(spec):
-        (axis, reduction, include_self, negative_indices, out_of_range, _accumulation, threads,
-         updates_window, ties) = spec
-        return (axis, reduction, include_self, negative_indices, out_of_range, ties, threads,
-                updates_window)
-
-    class Scatter(torch.autograd.Function):
-        """A scatter as a function of ``(data, updates)``."""
-
-        @staticmethod
-        def forward(ctx, data, updates, indices, op, spec):
-            d, u = data.detach(), updates.detach()
-            ctx.op, ctx.spec, ctx.indices = op, spec, indices
-            if spec[1] in _LINEAR:
-                ctx.d, ctx.u = d, u  # shapes and dtypes only: the backward is linear
-            else:
-                ctx.save_for_backward(data, updates)
-            return scatter_raw(op, d, indices, u, None, spec[:-1])
-
-        @staticmethod
-        def backward(ctx, g):
-            if ctx.spec[1] in _LINEAR:
-                gd, gu = ScatterLinear.apply(g, ctx.d, ctx.u, ctx.indices, ctx.op, ctx.spec)
-            else:
-                gd, gu = _nonlinear(ctx, g)
-            return gd, gu, None, None, None
-
-    @_once_differentiable
-    def _nonlinear(ctx, g):
-        data, updates = ctx.saved_tensors
-        return _scatter_vjp(ctx.op, g.detach().contiguous(), data.detach(), ctx.indices,
-                            updates.detach(), *_vjp_options(ctx.spec))
-
-    class ScatterLinear(torch.autograd.Function):
-        """The backward of none / add / sub / mean, ``g -> (d data, d updates)``: linear in
-        ``g``; its transpose is the forward scatter itself, so every order works."""
-
-        @staticmethod
-        def forward(ctx, g, d, u, indices, op, spec):
-            ctx.op, ctx.spec, ctx.indices = op, spec, indices
-            return _scatter_vjp(op, g.detach().contiguous(), d, indices, u, *_vjp_options(spec))
-
-        @staticmethod
-        def backward(ctx, hd, hu):
-            return Scatter.apply(hd, hu, ctx.indices, ctx.op, ctx.spec), None, None, None, None, None
-
-    class Gather(torch.autograd.Function):
-        """A gather as a function of ``data``; the fill value is a constant."""
-
-        @staticmethod
-        def forward(ctx, data, indices, op, spec):
-            ctx.op, ctx.spec, ctx.indices, ctx.shape = op, spec, indices, tuple(data.shape)
-            return gather_raw(op, data.detach(), indices, spec)
-
-        @staticmethod
-        def backward(ctx, g):
-            return GatherLinear.apply(g, ctx.indices, ctx.shape, ctx.op, ctx.spec), None, None, None
-
-    class GatherLinear(torch.autograd.Function):
-        """The backward of a gather (a scatter-add); its transpose is the gather with a zero
-        fill value."""
-
-        @staticmethod
-        def forward(ctx, g, indices, shape, op, spec):
-            ctx.op, ctx.spec, ctx.indices = op, spec, indices
-            axis, batch_dims, negative_indices, out_of_range, _fill, threads = spec
-            return _gather_vjp(op, g.detach().contiguous(), indices, shape, axis, batch_dims,
-                               negative_indices, out_of_range, threads)
-
-        @staticmethod
-        def backward(ctx, h):
-            spec = ctx.spec[:4] + (None,) + ctx.spec[5:]  # the fill value is a constant
-            return Gather.apply(h, ctx.indices, ctx.op, spec), None, None, None, None
-
-    return Scatter, Gather
-
-
-def _functions_of_ops():
-    global _op_functions
-    if _op_functions is None:
-        _op_functions = _make_ops()
-    return _op_functions
-
-
-def scatter_autograd(op, data, indices, updates, out, spec):
-    """A scatter recorded by torch.autograd; ``out=`` receives the result in place (as torch's
-    own in-place operations)."""
-    scatter_fn, _ = _functions_of_ops()
-    return receive(out, scatter_fn.apply(data, updates, indices, op, spec), SCATTER_NAMES[op])
-
-
-def gather_autograd(op, data, indices, out, spec):
-    """A gather recorded by torch.autograd; ``out=`` receives the result."""
-    _, gather_fn = _functions_of_ops()
-    return receive(out, gather_fn.apply(data, indices, op, spec), GATHER_NAMES[op])

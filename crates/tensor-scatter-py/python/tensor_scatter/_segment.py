@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import receive
+from ._arrays import compiling, needs_grad, receive
 from ._core import SEGMENT_NAMES as _NAMES, segment_raw
 from ._errors import ArgumentError
-from ._grad import autograd_run, composite_autograd, needs_grad
 
 __all__ = [
     "scatter", "scatter_sum", "scatter_add", "scatter_mul", "scatter_mean", "scatter_min",
@@ -24,11 +23,6 @@ __all__ = [
     "gather_coo", "scatter_softmax", "scatter_log_softmax", "scatter_logsumexp", "scatter_std",
 ]
 
-# With torch tensors that require grad, these go through torch.autograd (``_grad``).
-_DIFFERENTIABLE = ("scatter", "coo", "csr", "gather_coo", "gather_csr")
-_COMPOSITES = ("softmax", "log_softmax", "logsumexp", "std")
-
-
 
 def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg=False,
          unbiased=True, threads=None, ties="split"):
@@ -36,11 +30,10 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
     # takes them, reduce against the names the function accepts).
     if ties not in ("split", "first"):
         raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
-    if op in _COMPOSITES and needs_grad(src):
-        return composite_autograd(op, src, index, dim, dim_size, unbiased, threads), None
-    if op in _DIFFERENTIABLE and needs_grad(src, out):
-        return autograd_run(op, src, index, out, dim, dim_size, reduce, want_arg, ties,
-                            threads)
+    if compiling() or needs_grad(src, out):  # traced or recorded by torch: its operator
+        from . import _torch_ops
+        return _torch_ops.segment(op, src, index, out, dim, dim_size, reduce, want_arg,
+                                  unbiased, threads, ties)
     return segment_raw(op, src, index, out, (dim, dim_size, reduce, want_arg, unbiased, threads))
 
 

@@ -1,0 +1,380 @@
+"""PyTorch dispatcher operators: every operator of the package, and the backward passes they
+use, as ``torch.ops.tensor_scatter.*``, so that ``torch.compile`` traces them into its graph
+(no break), ``torch.export`` captures them, and autograd records them (eager mode too).
+
+This module converts and registers, nothing else: each CPU kernel is the package's core call
+(``_core``: the native half, else its general path; every check and rule is there), each fake
+kernel computes shapes and dtypes only, and each backward is made of these operators, so it
+traces and its own backward works where the maths is linear. A schema per family, an
+operator per public name. Imported on first need (torch is optional), or with the package when
+torch is imported first (a process that loads an exported program needs them registered).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from . import _core
+from ._core import GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES
+from ._arrays import receive
+from ._errors import ArgumentTypeError
+
+NS = "tensor_scatter"
+_ops = torch.ops.tensor_scatter
+
+_SCATTER = ("(Tensor data, Tensor indices, Tensor updates, int axis, str reduction, "
+            "bool include_self, str negative_indices, str out_of_range, str accumulation, "
+            "bool updates_window, str ties, int? threads) -> Tensor")
+_SCATTER_VJP = ("(Tensor grad, Tensor data, Tensor indices, Tensor updates, int axis, "
+                "str reduction, bool include_self, str negative_indices, str out_of_range, "
+                "bool updates_window, str ties, int? threads) -> (Tensor, Tensor)")
+_GATHER = ("(Tensor data, Tensor indices, int axis, int batch_dims, str negative_indices, "
+           "str out_of_range, Scalar? fill_value, int? threads) -> Tensor")
+_GATHER_VJP = ("(Tensor grad, Tensor indices, SymInt[] data_shape, int axis, int batch_dims, "
+               "str negative_indices, str out_of_range, int? threads) -> Tensor")
+# The segment family shares one argument list (an operator ignores what it does not take:
+# segment_csr's dim_size, a gather's reduce); ``out`` is the starting values where they take
+# part (scatter, segment_coo), never written: the result is a new tensor.
+_SEGMENT_ARGS = ("(Tensor src, Tensor index, Tensor? out, int dim, SymInt? dim_size, str reduce, "
+                 "bool unbiased, str ties, int? threads)")
+_SEGMENT_VJP = ("(Tensor grad, Tensor? src, Tensor index, Tensor? out, int dim, SymInt? dim_size, "
+                "str reduce, bool unbiased, str ties, int? threads) -> (Tensor, Tensor)")
+
+_LINEAR = ("none", "add", "sum", "sub", "mean")
+_WITH_ARG = ("scatter", "coo", "csr")  # the reductions that also give positions
+_SECOND = ("tensor_scatter: the second derivative of a mul, min or max reduction or of a "
+           "composite is not computed (its backward is differentiable once)")
+_lib = torch.library.Library(NS, "FRAGMENT")
+
+
+def _register(name, schema, kernel, fake, backward=None, setup=None):
+    qualname = f"{NS}::{name}"
+    _lib.define(name + schema)
+    torch.library.impl(qualname, "CPU", lib=_lib)(kernel)
+    torch.library.register_fake(qualname, fake, lib=_lib)
+    if backward is not None:
+        torch.library.register_autograd(qualname, backward, setup_context=setup, lib=_lib)
+
+
+def _save(ctx, inputs, output):
+    """Every forward keeps its inputs, the tensors through ``save_for_backward`` (an input
+    changed in place before the backward is then an error, never a wrong gradient)."""
+    ctx.tensor_at = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
+    ctx.save_for_backward(*[inputs[i] for i in ctx.tensor_at])
+    ctx.options = [None if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _inputs(ctx):
+    """The forward's inputs, as ``_save`` kept them."""
+    xs = list(ctx.options)
+    for i, t in zip(ctx.tensor_at, ctx.saved_tensors):
+        xs[i] = t
+    return xs
+
+
+# --- the three scatters ---------------------------------------------------------------------
+
+def _scatter_kernel(op):
+    def kernel(data, indices, updates, axis, reduction, include_self, negative_indices,
+               out_of_range, accumulation, updates_window, ties, threads):
+        options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation,
+                   threads, updates_window)
+        return _core.scatter_raw(op, data.detach(), indices, updates.detach(), None, options)
+    return kernel
+
+
+def _scatter_fake(data, indices, updates, *options):
+    return data.new_empty(data.shape)
+
+
+def _scatter_backward(op):
+    def backward(ctx, g):
+        (data, indices, updates, axis, reduction, include_self, negative_indices, out_of_range,
+         _accumulation, updates_window, ties, threads) = _inputs(ctx)
+        gd, gu = getattr(_ops, SCATTER_NAMES[op] + "_vjp")(
+            g, data, indices, updates, axis, reduction, include_self, negative_indices,
+            out_of_range, updates_window, ties, threads)
+        return gd, None, gu, None, None, None, None, None, None, None, None, None
+    return backward
+
+
+def _scatter_vjp_kernel(op):
+    def kernel(grad, data, indices, updates, axis, reduction, include_self, negative_indices,
+               out_of_range, updates_window, ties, threads):
+        return _core.scatter_vjp_raw(op, grad.detach().contiguous(), data.detach(), indices,
+                                     updates.detach(), axis, reduction, include_self,
+                                     negative_indices, out_of_range, ties, threads, updates_window)
+    return kernel
+
+
+def _scatter_vjp_fake(grad, data, indices, updates, *options):
+    return data.new_empty(data.shape), updates.new_empty(updates.shape)
+
+
+def _scatter_vjp_backward(op):
+    def backward(ctx, hd, hu):
+        (_g, data, indices, updates, axis, reduction, include_self, negative_indices,
+         out_of_range, updates_window, ties, threads) = _inputs(ctx)
+        if reduction not in _LINEAR:
+            raise RuntimeError(_SECOND)
+        # Linear in the gradient: its transpose is the forward scatter of (hd, hu).
+        hd = torch.zeros_like(data) if hd is None else hd
+        hu = torch.zeros_like(updates) if hu is None else hu
+        h = getattr(_ops, SCATTER_NAMES[op])(hd, indices, hu, axis, reduction, include_self,
+                                              negative_indices, out_of_range, "per_update",
+                                              updates_window, ties, threads)
+        return (h,) + (None,) * 11
+    return backward
+
+
+# --- the three gathers ----------------------------------------------------------------------
+
+def _gather_kernel(op):
+    def kernel(data, indices, axis, batch_dims, negative_indices, out_of_range, fill_value,
+               threads):
+        options = (axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
+        return _core.gather_raw(op, data.detach(), indices, options)
+    return kernel
+
+
+def _gather_shape(op, data, indices, axis, batch_dims):
+    d, i = list(data.shape), list(indices.shape)
+    if op == "elements":
+        return i
+    if op == "nd":
+        return i[:-1] + d[batch_dims + i[-1]:]
+    a = axis + len(d) if axis < 0 else axis
+    return d[:a] + i[batch_dims:] + d[a + 1:]
+
+
+def _gather_fake(op):
+    def fake(data, indices, axis, batch_dims, *options):
+        return data.new_empty(_gather_shape(op, data, indices, axis, batch_dims))
+    return fake
+
+
+def _gather_backward(op):
+    def backward(ctx, g):
+        data, indices, axis, batch_dims, negative_indices, out_of_range, _fill, threads = _inputs(ctx)
+        gd = getattr(_ops, GATHER_NAMES[op] + "_vjp")(
+            g, indices, list(data.shape), axis, batch_dims, negative_indices, out_of_range, threads)
+        return (gd,) + (None,) * 7
+    return backward
+
+
+def _gather_vjp_kernel(op):
+    def kernel(grad, indices, data_shape, axis, batch_dims, negative_indices, out_of_range,
+               threads):
+        return _core.gather_vjp_raw(op, grad.detach().contiguous(), indices, data_shape, axis,
+                                    batch_dims, negative_indices, out_of_range, threads)
+    return kernel
+
+
+def _gather_vjp_fake(grad, indices, data_shape, *options):
+    return grad.new_empty(data_shape)
+
+
+def _gather_vjp_backward(op):
+    def backward(ctx, h):
+        _g, indices, _shape, axis, batch_dims, negative_indices, out_of_range, threads = _inputs(ctx)
+        # The transpose of a sum into the cells read: the gather, a filled position reading 0.
+        gh = getattr(_ops, GATHER_NAMES[op])(h, indices, axis, batch_dims, negative_indices,
+                                             out_of_range, None, threads)
+        return (gh,) + (None,) * 7
+    return backward
+
+
+# --- the segment family ---------------------------------------------------------------------
+
+def _segment_kernel(op, want_arg):
+    def kernel(src, index, out, dim, dim_size, reduce, unbiased, ties, threads):
+        o = None if out is None else out.detach().clone()
+        r = _core.segment_raw(op, src.detach(), index, o,
+                              (dim, dim_size, reduce, want_arg, unbiased, threads))
+        return (r[0], r[1]) if want_arg else r[0]
+    return kernel
+
+
+def _segment_shape(op, src, index, out, dim, dim_size):
+    """The result's shape: src's, with the reduced dim's extent what the operator gives (an
+    unbacked size where only the data says it)."""
+    shape = list(src.shape)
+    if op in ("softmax", "log_softmax"):
+        return shape
+    d = dim if op in ("scatter", "logsumexp", "std") else index.dim() - 1
+    d = d + len(shape) if d < 0 else d
+    if op == "csr":
+        n = max(index.shape[d] - 1, 0)
+    elif op == "gather_coo":
+        n = index.shape[d]
+    elif dim_size is not None and op != "gather_csr":
+        n = dim_size
+    elif out is not None and op != "gather_csr":
+        n = out.shape[d]
+    else:
+        n = torch.library.get_ctx().new_dynamic_size()
+    shape[d] = n
+    return shape
+
+
+def _segment_fake(op, want_arg):
+    def fake(src, index, out, dim, dim_size, reduce, unbiased, ties, threads):
+        values = src.new_empty(_segment_shape(op, src, index, out, dim, dim_size))
+        return (values, values.new_empty(values.shape, dtype=torch.int64)) if want_arg else values
+    return fake
+
+
+def _segment_backward(op):
+    def backward(ctx, g, *_positions):
+        src, index, out, dim, dim_size, reduce, unbiased, ties, threads = _inputs(ctx)
+        if op == "gather_coo":  # the sum by index, then its gather: every order
+            d = index.dim() - 1
+            gs = _ops.scatter(g, index, None, d, src.shape[d], "sum", True, "split", threads)
+            return gs, None, None, None, None, None, None, None, None
+        if op == "gather_csr":
+            gs = _ops.segment_csr(g, index, None, -1, None, "sum", True, "split", threads)
+            return gs, None, None, None, None, None, None, None, None
+        gs, go = getattr(_ops, SEGMENT_NAMES[op] + "_vjp")(
+            g, src, index, out, dim, dim_size, reduce, unbiased, ties, threads)
+        return gs, None, (None if out is None else go), None, None, None, None, None, None
+    return backward
+
+
+def _segment_vjp_kernel(op):
+    def kernel(grad, src, index, out, dim, dim_size, reduce, unbiased, ties, threads):
+        vop = "std_biased" if op == "std" and not unbiased else op
+        s = None if src is None else src.detach()
+        o = None if out is None else out.detach()
+        gs, go = _core.segment_vjp_raw(vop, grad.detach().contiguous(), s, index, o, dim, dim_size,
+                               reduce, ties, threads)
+        return gs, (grad.new_empty(0) if go is None else go)
+    return kernel
+
+
+def _segment_vjp_fake(op):
+    def fake(grad, src, index, out, dim, dim_size, reduce, unbiased, ties, threads):
+        if op in ("gather_coo", "gather_csr"):
+            d = index.dim() - 1
+            shape = list(grad.shape)
+            shape[d] = dim_size if op == "gather_coo" else max(index.shape[d] - 1, 0)
+            gs = grad.new_empty(shape)
+        else:
+            gs = src.new_empty(src.shape)
+        return gs, (grad.new_empty(0) if out is None else out.new_empty(out.shape))
+    return fake
+
+
+def _segment_vjp_backward(op):
+    def backward(ctx, hs, ho):
+        grad, src, index, out, dim, dim_size, reduce, unbiased, ties, threads = _inputs(ctx)
+        if op not in ("scatter", "coo", "csr") or reduce not in ("sum", "add", "mean"):
+            raise RuntimeError(_SECOND)
+        # A sum's or mean's backward is linear in grad: its transpose is the forward reduction
+        # of (hs, ho), ho standing where out stood (its values do not enter the backward).
+        hs = torch.zeros_like(src) if hs is None else hs
+        h0 = None if out is None else (torch.zeros_like(out) if ho is None else ho)
+        gg = getattr(_ops, SEGMENT_NAMES[op])(hs, index, h0, dim, dim_size, reduce, unbiased,
+                                              ties, threads)
+        return (gg,) + (None,) * 9
+    return backward
+
+
+def _register_all():
+    for op, name in SCATTER_NAMES.items():
+        _register(name, _SCATTER, _scatter_kernel(op), _scatter_fake, _scatter_backward(op), _save)
+        _register(name + "_vjp", _SCATTER_VJP, _scatter_vjp_kernel(op), _scatter_vjp_fake,
+                  _scatter_vjp_backward(op), _save)
+    for op, name in GATHER_NAMES.items():
+        _register(name, _GATHER, _gather_kernel(op), _gather_fake(op), _gather_backward(op), _save)
+        _register(name + "_vjp", _GATHER_VJP, _gather_vjp_kernel(op), _gather_vjp_fake,
+                  _gather_vjp_backward(op), _save)
+    for op, name in SEGMENT_NAMES.items():
+        _register(name, _SEGMENT_ARGS + " -> Tensor", _segment_kernel(op, False),
+                  _segment_fake(op, False), _segment_backward(op), _save)
+        if op in _WITH_ARG:
+            _register(name + "_arg", _SEGMENT_ARGS + " -> (Tensor, Tensor)",
+                      _segment_kernel(op, True), _segment_fake(op, True), _segment_backward(op),
+                      _save)
+        _register(name + "_vjp", _SEGMENT_VJP, _segment_vjp_kernel(op), _segment_vjp_fake(op),
+                  _segment_vjp_backward(op), _save)
+
+
+_register_all()
+
+
+# --- the calls the public functions make when traced or recorded ----------------------------
+
+def _tensor(x):
+    """An index or updates argument as a tensor (a list, a NumPy array, a Python scalar: the
+    kernel then checks it as it checks a tensor)."""
+    return x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
+
+
+def _size(n, name):
+    """A ``dim_size`` as the schema takes it: an int as given (a symbolic size stays
+    symbolic: ``x.shape[0]`` traced with dynamic sizes; ``operator.index`` would specialise
+    it), else what ``operator.index`` gives; never a bool."""
+    if isinstance(n, bool):
+        raise ArgumentTypeError(f"{name}: dim_size: {n!r} is not an integer")
+    return n if n is None or isinstance(n, (int, torch.SymInt)) else operator.index(n)
+
+
+def scatter(op, data, indices, updates, out, options, ties):
+    """A scatter through its operator (``options`` as ``_core.scatter_raw`` takes them)."""
+    axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads, window = options
+    r = getattr(_ops, SCATTER_NAMES[op])(
+        data, _tensor(indices), _tensor(updates), operator.index(axis), reduction,
+        include_self, negative_indices, out_of_range, accumulation, window, ties, threads)
+    return receive(out, r, SCATTER_NAMES[op])
+
+
+def gather(op, data, indices, out, options):
+    """A gather through its operator."""
+    axis, batch_dims, negative_indices, out_of_range, fill_value, threads = options
+    r = getattr(_ops, GATHER_NAMES[op])(
+        data, _tensor(indices), operator.index(axis), operator.index(batch_dims),
+        negative_indices, out_of_range, fill_value, threads)
+    return receive(out, r, GATHER_NAMES[op])
+
+
+def segment(op, src, index, out, dim, dim_size, reduce, want_arg, unbiased, threads, ties):
+    """A segment-family call through its operator: ``(values, positions or None)``."""
+    dim_size = _size(dim_size, SEGMENT_NAMES[op])
+    name = SEGMENT_NAMES[op] + ("_arg" if want_arg else "")
+    # out's starting values, apart from out itself, which receives the result after: the
+    # backward reads them (a min or max cell that kept its value), and autograd passes the
+    # gradient back to them through the clone.
+    init = out.clone() if out is not None and op in _WITH_ARG else None
+    r = getattr(_ops, name)(src, _tensor(index), init, operator.index(dim), dim_size,
+                            reduce, unbiased, ties, threads)
+    values, positions = r if want_arg else (r, None)
+    return receive(out, values, SEGMENT_NAMES[op]), positions
+
+
+def scatter_vjp(op, grad, data, indices, updates, *options):
+    """A scatter's backward through its operator (``options`` as ``_grad._scatter_vjp``)."""
+    axis, reduction, include_self, negative_indices, out_of_range, ties, threads, window = options
+    return getattr(_ops, SCATTER_NAMES[op] + "_vjp")(
+        grad, data, _tensor(indices), updates, operator.index(axis), reduction, include_self,
+        negative_indices, out_of_range, window, ties, threads)
+
+
+def gather_vjp(op, grad, indices, shape, axis, batch_dims, negative_indices, out_of_range,
+               threads):
+    """A gather's backward through its operator."""
+    return getattr(_ops, GATHER_NAMES[op] + "_vjp")(
+        grad, _tensor(indices), list(shape), operator.index(axis), operator.index(batch_dims),
+        negative_indices, out_of_range, threads)
+
+
+def segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
+    """A segment-family backward through its operator: ``(d src, d out or None)``."""
+    unbiased = op != "std_biased"
+    op = "std" if op == "std_biased" else op
+    dim_size = _size(dim_size, SEGMENT_NAMES[op] + "_vjp")
+    gs, go = getattr(_ops, SEGMENT_NAMES[op] + "_vjp")(
+        grad, src, _tensor(index), out, operator.index(dim), dim_size, reduce, unbiased, ties,
+        threads)
+    return gs, (None if out is None else go)
