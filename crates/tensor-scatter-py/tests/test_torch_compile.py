@@ -312,3 +312,45 @@ def test_errors_through_the_ops_are_the_packages():
         ts.scatter_elements(s, torch.tensor([[0, 7]]), s[:1], axis=0)
     with pytest.raises(ts.ArgumentError, match="out: shape"):
         ts.scatter(s, torch.tensor([0, 1, 1, 2]), 0, out=torch.zeros(5, 3, dtype=F64))
+
+
+def test_vmap_of_every_family_is_the_stack_of_its_calls():
+    """torch.func.vmap: the segment family's natural batch (src batched over one index) and
+    the loop every other op takes give the bits of calling each member alone."""
+    batch = torch.randn(3, 6, 2, dtype=F64, generator=torch.Generator().manual_seed(5))
+    i = torch.tensor([0, 0, 1, 3, 3, 3])
+    ptr = torch.tensor([0, 2, 3, 3, 6])
+    calls = [
+        lambda s: ts.scatter(s, i, 0, dim_size=4, reduce="mean"),
+        lambda s: ts.scatter(s, i, -2, dim_size=4, reduce="max"),
+        # out's starting values, shared by the batch (the op itself: a public out= would be
+        # written in place, which vmap refuses for an unbatched tensor, as for torch's own).
+        lambda s: OPS.scatter(s, i, torch.ones(4, 2, dtype=F64), 0, None, "max", True, "split",
+                              None),
+        lambda s: ts.scatter_max(s, i, 0, dim_size=4),
+        lambda s: ts.scatter_softmax(s, i, 0),
+        lambda s: ts.scatter_std(s, i, 0, dim_size=4),
+        lambda s: ts.segment_csr(s.t(), ptr.view(1, -1), reduce="min"),
+        lambda s: ts.segment_coo(s.t(), i.view(1, -1), dim_size=4),
+        lambda s: ts.gather_coo(s[:4].t(), i.view(1, -1)),
+        lambda s: ts.scatter_elements(s, i.view(-1, 1).expand(6, 2), s, reduction="add"),
+        lambda s: ts.scatter_update(s[:4], i[:3], s[:3], reduction="max"),
+        lambda s: ts.gather(s, i),
+        lambda s: ts.gather_nd(s, i.view(-1, 1)),
+        lambda s: ts.scatter_vjp(s[:4], s, i, 0, reduce="mean")[0],
+    ]
+    for k, f in enumerate(calls):
+        got = torch.func.vmap(f)(batch)
+        want = [f(b) for b in batch]
+        if isinstance(got, tuple):
+            assert all(torch.equal(g, torch.stack(w)) for g, w in zip(got, zip(*want))), k
+        else:
+            assert torch.equal(got, torch.stack(want)), k
+    # A batched index takes the loop.
+    idx = torch.stack([i, i.flip(0), i.roll(1)])
+    got = torch.func.vmap(lambda s, j: ts.scatter(s, j, 0, dim_size=4))(batch, idx)
+    want = torch.stack([ts.scatter(s, j, 0, dim_size=4) for s, j in zip(batch, idx)])
+    assert torch.equal(got, want)
+    # torch.func.grad is refused, never answered wrongly.
+    with pytest.raises(RuntimeError, match="functorch"):
+        torch.func.grad(lambda s: ts.scatter(s, i, 0, dim_size=4).sum())(batch[0])

@@ -27,7 +27,7 @@ from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
 from ._segment import __all__ as _segment_all
 from ._grad import *  # noqa: F401,F403 (the backward passes)
 from ._grad import __all__ as _grad_all
-from ._arrays import compiling, needs_grad
+from ._arrays import compiling, recorded
 from ._core import GATHER_NAMES, SCATTER_NAMES, _gather, _scatter
 
 __version__ = "0.1.0"
@@ -81,9 +81,9 @@ def __dir__():
 def _scatter_any(op, data, indices, updates, out, options, ties):
     """A scatter the native half declined, or one torch traces (the public functions ask the
     native half first, unless torch is compiling): its dispatcher operator when torch traces
-    it or records it for autograd (``data`` or ``updates`` requires grad: the native half
-    takes no such tensor), else converted by the general path."""
-    if compiling() or needs_grad(data, updates):
+    it, records it for autograd or transforms it (``vmap``: the native half takes no such
+    tensor), else converted by the general path."""
+    if recorded(data, updates):
         from . import _torch_ops
         return _torch_ops.scatter(op, data, indices, updates, out, options, ties)
     return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, *options)
@@ -91,7 +91,7 @@ def _scatter_any(op, data, indices, updates, out, options, ties):
 
 def _gather_any(op, data, indices, out, options):
     """A gather the native half declined, or one torch traces, as :func:`_scatter_any`."""
-    if compiling() or needs_grad(data):
+    if recorded(data):
         from . import _torch_ops
         return _torch_ops.gather(op, data, indices, out, options)
     return _gather(op, GATHER_NAMES[op], data, indices, out, *options)

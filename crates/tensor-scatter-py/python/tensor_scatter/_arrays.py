@@ -46,11 +46,14 @@ def compiling() -> bool:
     return t is not None and t.compiler.is_compiling()
 
 
-def needs_grad(*xs) -> bool:
-    """Whether torch is recording and one of ``xs`` requires a gradient."""
+def recorded(*xs) -> bool:
+    """Whether torch must see the call as its operator (``_torch_ops``): Dynamo traces it,
+    autograd records it (one of ``xs`` requires grad), or a functorch transform (``vmap``,
+    ``grad``) wraps its tensors (the native half can read none of these)."""
     t = sys.modules.get("torch")
-    return (t is not None and t.is_grad_enabled()
-            and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs))
+    return t is not None and (
+        t.compiler.is_compiling() or t._C._are_functorch_transforms_active()
+        or (t.is_grad_enabled() and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs)))
 
 
 def _is_torch(x: Any) -> bool:

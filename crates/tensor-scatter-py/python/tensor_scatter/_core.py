@@ -175,7 +175,7 @@ def _positions(a: Optional[np.ndarray], like) -> Any:
     return jnp.asarray(a)
 
 
-def _general(op, src, index, out, *options):
+def segment_general(op, src, index, out, *options):
     """The general path (see ``__init__``): convert, copy what overlaps ``out``, stage an
     ``out`` the native half cannot write, and call it with prepared arrays."""
     name = SEGMENT_NAMES[op]
@@ -203,7 +203,7 @@ def segment_raw(op, src, index, out, options):
     """One segment-family call without autograd (``options``: dim, dim_size, reduce, want_arg,
     unbiased, threads): the native half, else the general path."""
     r = _native.segment(op, src, index, out, *options)
-    return r if r is not None else _general(op, src, index, out, *options)
+    return r if r is not None else segment_general(op, src, index, out, *options)
 
 
 def segment_vjp_raw(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import compiling, needs_grad
+from ._arrays import recorded
 from ._core import (
     GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES, gather_vjp_raw, scatter_vjp_raw, segment_vjp_raw,
     vjp_name,
@@ -37,7 +37,7 @@ def _vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
         raise ArgumentError(f"{vjp_name(SEGMENT_NAMES, op)}: reduce: {reduce!r} is not a string")
     if not isinstance(ties, str):
         raise ArgumentError(f"{vjp_name(SEGMENT_NAMES, op)}: ties: {ties!r} is not a string")
-    if compiling() or needs_grad(grad, src, out):
+    if recorded(grad, src, out):
         from . import _torch_ops
         return _torch_ops.segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties,
                                       threads)
@@ -164,7 +164,7 @@ def scatter_std_vjp(grad, src, index, dim: int = -1, dim_size: Optional[int] = N
 def _scatter_vjp(op, grad, data, indices, updates, *options):
     """A scatter's backward: its operator when torch traces or records the call, else
     :func:`_core.scatter_vjp_raw`."""
-    if compiling() or needs_grad(grad, data, updates):
+    if recorded(grad, data, updates):
         from . import _torch_ops
         return _torch_ops.scatter_vjp(op, grad, data, indices, updates, *options)
     return scatter_vjp_raw(op, grad, data, indices, updates, *options)
@@ -173,7 +173,7 @@ def _scatter_vjp(op, grad, data, indices, updates, *options):
 def _gather_vjp(op, grad, indices, data_shape, *options):
     """A gather's backward: its operator when torch traces or records the call, else
     :func:`_core.gather_vjp_raw`."""
-    if compiling() or needs_grad(grad):
+    if recorded(grad):
         from . import _torch_ops
         return _torch_ops.gather_vjp(op, grad, indices, data_shape, *options)
     return gather_vjp_raw(op, grad, indices, data_shape, *options)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import compiling, needs_grad, receive
-from ._core import SEGMENT_NAMES as _NAMES, segment_raw
+from . import _native
+from ._arrays import compiling, receive, recorded
+from ._core import SEGMENT_NAMES as _NAMES, segment_general
 from ._errors import ArgumentError
 
 __all__ = [
@@ -30,11 +31,16 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
     # takes them, reduce against the names the function accepts).
     if ties not in ("split", "first"):
         raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
-    if compiling() or needs_grad(src, out):  # traced or recorded by torch: its operator
+    options = (dim, dim_size, reduce, want_arg, unbiased, threads)
+    if not compiling():  # the native half first (Dynamo cannot trace into it)
+        r = _native.segment(op, src, index, out, *options)
+        if r is not None:
+            return r
+    if recorded(src, out):  # traced, recorded or transformed by torch: its operator
         from . import _torch_ops
         return _torch_ops.segment(op, src, index, out, dim, dim_size, reduce, want_arg,
                                   unbiased, threads, ties)
-    return segment_raw(op, src, index, out, (dim, dim_size, reduce, want_arg, unbiased, threads))
+    return segment_general(op, src, index, out, *options)
 
 
 def _extent(out, dim, dim_size):

@@ -49,39 +49,107 @@ _SECOND = ("tensor_scatter: the second derivative of a mul, min or max reduction
 _lib = torch.library.Library(NS, "FRAGMENT")
 
 
-def _register(name, schema, kernel, fake, backward):
+def _register(name, schema, kernel, fake, backward, vmap=None):
     qualname = f"{NS}::{name}"
     _lib.define(name + schema)
     torch.library.impl(qualname, "CPU", lib=_lib)(kernel)
     torch.library.register_fake(qualname, fake, lib=_lib)
-    _lib.impl(name, _autograd_kernel(getattr(_ops, name).default, backward), "Autograd",
-              with_keyset=True)
+    op = getattr(_ops, name).default
+    _lib.impl(name, _autograd_kernel(op, backward), "Autograd", with_keyset=True)
+    torch.library.register_vmap(qualname, (vmap or _vmap_loop)(op), lib=_lib)
+    _EAGER[name] = (kernel, backward)
+
+
+# name -> (CPU kernel, backward): what an eager call runs without the dispatcher.
+_EAGER = {}
+
+
+def _call(name, *args):
+    """The op ``name`` on ``args``. Through the dispatcher when torch must see it: Dynamo or
+    export traces the call, a functorch transform or a dispatch mode is active, or a tensor
+    is not a plain one (fake, functional, a subclass). Otherwise, in eager mode, its CPU
+    kernel directly, recorded by autograd (the same ``_Recorded`` function the dispatcher's
+    autograd kernel uses) when a tensor requires grad: the dispatcher's path through Python
+    kernels costs about 40 us a call more."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if (torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active()
+            or torch._C._len_torch_dispatch_stack() > 0
+            or any(type(t) is not torch.Tensor for t in tensors)):
+        return getattr(_ops, name)(*args)
+    kernel, backward = _EAGER[name]
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return _Recorded.apply(kernel, backward, *args)
+    return kernel(*args)
+
+
+def _vmap_loop(op):
+    """``torch.func.vmap`` of any op: one call per member of the batch, stacked (the same
+    bits as calling it on each)."""
+    def rule(info, in_dims, *args):
+        results = [op(*[a if d is None else a.select(d, b) for a, d in zip(args, in_dims)])
+                   for b in range(info.batch_size)]
+        if isinstance(results[0], tuple):
+            return tuple(torch.stack(r) for r in zip(*results)), (0,) * len(results[0])
+        return torch.stack(results), 0
+    return rule
+
+
+def _segment_vmap(op):
+    """The segment family's natural batch: ``src`` (and ``out``) batched over one shared
+    ``index`` is one call with the batch as a new leading dim (the index gains a leading dim
+    of 1, which broadcasts); a batched index takes the loop."""
+    def vmap(opn):
+        loop = _vmap_loop(opn)
+
+        def rule(info, in_dims, src, index, out, dim, dim_size, reduce, unbiased, ties, threads):
+            if in_dims[0] is None or in_dims[1] is not None:
+                return loop(info, in_dims, src, index, out, dim, dim_size, reduce, unbiased,
+                            ties, threads)
+            src = src.movedim(in_dims[0], 0)
+            if out is not None:
+                out = (out.movedim(in_dims[2], 0) if in_dims[2] is not None
+                       else out.expand(info.batch_size, *out.shape))
+            by_dim = op in ("scatter", "softmax", "log_softmax", "logsumexp", "std")
+            if not by_dim or index.dim() > 1:
+                index = index.unsqueeze(0)
+            if by_dim and dim >= 0:
+                dim += 1
+            r = opn(src, index, out, dim, dim_size, reduce, unbiased, ties, threads)
+            return r, ((0, 0) if isinstance(r, tuple) else 0)
+        return rule
+    return vmap
+
+
+class _Recorded(torch.autograd.Function):
+    """One call of an op as autograd records it: ``run`` computes it below autograd (the
+    op's CPU kernel, or a redispatch), the inputs are saved, and ``backward`` is the op's.
+    What ``torch.library.register_autograd`` makes, without its per-call rebuilding of the
+    schema's arguments (about 90 us a call with our 9 to 12; none has a default to fill)."""
+
+    @staticmethod
+    def forward(ctx, run, backward, *args):
+        with torch._C._AutoDispatchBelowAutograd():
+            result = run(*args)
+        ctx.backward = backward
+        _save(ctx, args, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, None, *ctx.backward(ctx, *grads))
 
 
 def _autograd_kernel(op, backward):
-    """The op's autograd: what ``torch.library.register_autograd`` makes (an
-    ``autograd.Function`` that redispatches below autograd, saves the inputs, and calls
-    ``backward``), without its per-call rebuilding of the schema's arguments (about 90 us a
-    call with our 9 to 12 arguments; none of ours has a default to fill in)."""
+    """The op's ``Autograd`` dispatch kernel."""
     after = torch._C._after_autograd_keyset
 
-    class Function(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, keyset, *args):
-            with torch._C._AutoDispatchBelowAutograd():
-                result = op.redispatch(keyset & after, *args)
-            _save(ctx, args, result)
-            return result
-
-        @staticmethod
-        def backward(ctx, *grads):
-            return (None, *backward(ctx, *grads))
-
     def kernel(keyset, *args):
+        def run(*a):
+            return op.redispatch(keyset & after, *a)
         if torch.is_grad_enabled() and torch._C._any_requires_grad(*args):
-            return Function.apply(keyset, *args)
+            return _Recorded.apply(run, backward, *args)
         with torch._C._AutoDispatchBelowAutograd():
-            return op.redispatch(keyset & after, *args)
+            return run(*args)
     return kernel
 
 
@@ -120,9 +188,9 @@ def _scatter_backward(op):
     def backward(ctx, g):
         (data, indices, updates, axis, reduction, include_self, negative_indices, out_of_range,
          _accumulation, updates_window, ties, threads) = _inputs(ctx)
-        gd, gu = getattr(_ops, SCATTER_NAMES[op] + "_vjp")(
-            g, data, indices, updates, axis, reduction, include_self, negative_indices,
-            out_of_range, updates_window, ties, threads)
+        gd, gu = _call(
+            SCATTER_NAMES[op] + "_vjp", g, data, indices, updates, axis, reduction, include_self,
+            negative_indices, out_of_range, updates_window, ties, threads)
         return gd, None, gu, None, None, None, None, None, None, None, None, None
     return backward
 
@@ -149,7 +217,7 @@ def _scatter_vjp_backward(op):
         # Linear in the gradient: its transpose is the forward scatter of (hd, hu).
         hd = torch.zeros_like(data) if hd is None else hd
         hu = torch.zeros_like(updates) if hu is None else hu
-        h = getattr(_ops, SCATTER_NAMES[op])(hd, indices, hu, axis, reduction, include_self,
+        h = _call(SCATTER_NAMES[op], hd, indices, hu, axis, reduction, include_self,
                                               negative_indices, out_of_range, "per_update",
                                               updates_window, ties, threads)
         return (h,) + (None,) * 11
@@ -185,8 +253,9 @@ def _gather_fake(op):
 def _gather_backward(op):
     def backward(ctx, g):
         data, indices, axis, batch_dims, negative_indices, out_of_range, _fill, threads = _inputs(ctx)
-        gd = getattr(_ops, GATHER_NAMES[op] + "_vjp")(
-            g, indices, list(data.shape), axis, batch_dims, negative_indices, out_of_range, threads)
+        gd = _call(
+            GATHER_NAMES[op] + "_vjp", g, indices, list(data.shape), axis, batch_dims,
+            negative_indices, out_of_range, threads)
         return (gd,) + (None,) * 7
     return backward
 
@@ -207,7 +276,7 @@ def _gather_vjp_backward(op):
     def backward(ctx, h):
         _g, indices, _shape, axis, batch_dims, negative_indices, out_of_range, threads = _inputs(ctx)
         # The transpose of a sum into the cells read: the gather, a filled position reading 0.
-        gh = getattr(_ops, GATHER_NAMES[op])(h, indices, axis, batch_dims, negative_indices,
+        gh = _call(GATHER_NAMES[op], h, indices, axis, batch_dims, negative_indices,
                                              out_of_range, None, threads)
         return (gh,) + (None,) * 7
     return backward
@@ -258,13 +327,14 @@ def _segment_backward(op):
         src, index, out, dim, dim_size, reduce, unbiased, ties, threads = _inputs(ctx)
         if op == "gather_coo":  # the sum by index, then its gather: every order
             d = index.dim() - 1
-            gs = _ops.scatter(g, index, None, d, src.shape[d], "sum", True, "split", threads)
+            gs = _call("scatter", g, index, None, d, src.shape[d], "sum", True, "split", threads)
             return gs, None, None, None, None, None, None, None, None
         if op == "gather_csr":
-            gs = _ops.segment_csr(g, index, None, -1, None, "sum", True, "split", threads)
+            gs = _call("segment_csr", g, index, None, -1, None, "sum", True, "split", threads)
             return gs, None, None, None, None, None, None, None, None
-        gs, go = getattr(_ops, SEGMENT_NAMES[op] + "_vjp")(
-            g, src, index, out, dim, dim_size, reduce, unbiased, ties, threads)
+        gs, go = _call(
+            SEGMENT_NAMES[op] + "_vjp", g, src, index, out, dim, dim_size, reduce, unbiased, ties,
+            threads)
         return gs, None, (None if out is None else go), None, None, None, None, None, None
     return backward
 
@@ -302,7 +372,7 @@ def _segment_vjp_backward(op):
         # of (hs, ho), ho standing where out stood (its values do not enter the backward).
         hs = torch.zeros_like(src) if hs is None else hs
         h0 = None if out is None else (torch.zeros_like(out) if ho is None else ho)
-        gg = getattr(_ops, SEGMENT_NAMES[op])(hs, index, h0, dim, dim_size, reduce, unbiased,
+        gg = _call(SEGMENT_NAMES[op], hs, index, h0, dim, dim_size, reduce, unbiased,
                                               ties, threads)
         return (gg,) + (None,) * 9
     return backward
@@ -319,10 +389,11 @@ def _register_all():
                   _gather_vjp_backward(op))
     for op, name in SEGMENT_NAMES.items():
         _register(name, _SEGMENT_ARGS + " -> Tensor", _segment_kernel(op, False),
-                  _segment_fake(op, False), _segment_backward(op))
+                  _segment_fake(op, False), _segment_backward(op), _segment_vmap(op))
         if op in _WITH_ARG:
             _register(name + "_arg", _SEGMENT_ARGS + " -> (Tensor, Tensor)",
-                      _segment_kernel(op, True), _segment_fake(op, True), _segment_backward(op))
+                      _segment_kernel(op, True), _segment_fake(op, True), _segment_backward(op),
+                      _segment_vmap(op))
         _register(name + "_vjp", _SEGMENT_VJP, _segment_vjp_kernel(op), _segment_vjp_fake(op),
                   _segment_vjp_backward(op))
 
@@ -350,17 +421,18 @@ def _size(n, name):
 def scatter(op, data, indices, updates, out, options, ties):
     """A scatter through its operator (``options`` as ``_core.scatter_raw`` takes them)."""
     axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads, window = options
-    r = getattr(_ops, SCATTER_NAMES[op])(
-        data, _tensor(indices), _tensor(updates), operator.index(axis), reduction,
-        include_self, negative_indices, out_of_range, accumulation, window, ties, threads)
+    r = _call(
+        SCATTER_NAMES[op], data, _tensor(indices), _tensor(updates), operator.index(axis),
+        reduction, include_self, negative_indices, out_of_range, accumulation, window, ties,
+        threads)
     return receive(out, r, SCATTER_NAMES[op])
 
 
 def gather(op, data, indices, out, options):
     """A gather through its operator."""
     axis, batch_dims, negative_indices, out_of_range, fill_value, threads = options
-    r = getattr(_ops, GATHER_NAMES[op])(
-        data, _tensor(indices), operator.index(axis), operator.index(batch_dims),
+    r = _call(
+        GATHER_NAMES[op], data, _tensor(indices), operator.index(axis), operator.index(batch_dims),
         negative_indices, out_of_range, fill_value, threads)
     return receive(out, r, GATHER_NAMES[op])
 
@@ -373,7 +445,7 @@ def segment(op, src, index, out, dim, dim_size, reduce, want_arg, unbiased, thre
     # backward reads them (a min or max cell that kept its value), and autograd passes the
     # gradient back to them through the clone.
     init = out.clone() if out is not None and op in _WITH_ARG else None
-    r = getattr(_ops, name)(src, _tensor(index), init, operator.index(dim), dim_size,
+    r = _call(name, src, _tensor(index), init, operator.index(dim), dim_size,
                             reduce, unbiased, ties, threads)
     values, positions = r if want_arg else (r, None)
     return receive(out, values, SEGMENT_NAMES[op]), positions
@@ -382,17 +454,17 @@ def segment(op, src, index, out, dim, dim_size, reduce, want_arg, unbiased, thre
 def scatter_vjp(op, grad, data, indices, updates, *options):
     """A scatter's backward through its operator (``options`` as ``_grad._scatter_vjp``)."""
     axis, reduction, include_self, negative_indices, out_of_range, ties, threads, window = options
-    return getattr(_ops, SCATTER_NAMES[op] + "_vjp")(
-        grad, data, _tensor(indices), updates, operator.index(axis), reduction, include_self,
-        negative_indices, out_of_range, window, ties, threads)
+    return _call(
+        SCATTER_NAMES[op] + "_vjp", grad, data, _tensor(indices), updates, operator.index(axis),
+        reduction, include_self, negative_indices, out_of_range, window, ties, threads)
 
 
 def gather_vjp(op, grad, indices, shape, axis, batch_dims, negative_indices, out_of_range,
                threads):
     """A gather's backward through its operator."""
-    return getattr(_ops, GATHER_NAMES[op] + "_vjp")(
-        grad, _tensor(indices), list(shape), operator.index(axis), operator.index(batch_dims),
-        negative_indices, out_of_range, threads)
+    return _call(
+        GATHER_NAMES[op] + "_vjp", grad, _tensor(indices), list(shape), operator.index(axis),
+        operator.index(batch_dims), negative_indices, out_of_range, threads)
 
 
 def segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
@@ -400,7 +472,7 @@ def segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads)
     unbiased = op != "std_biased"
     op = "std" if op == "std_biased" else op
     dim_size = _size(dim_size, SEGMENT_NAMES[op] + "_vjp")
-    gs, go = getattr(_ops, SEGMENT_NAMES[op] + "_vjp")(
-        grad, src, _tensor(index), out, operator.index(dim), dim_size, reduce, unbiased, ties,
-        threads)
+    gs, go = _call(
+        SEGMENT_NAMES[op] + "_vjp", grad, src, _tensor(index), out, operator.index(dim), dim_size,
+        reduce, unbiased, ties, threads)
     return gs, (None if out is None else go)
