@@ -354,3 +354,19 @@ def test_vmap_of_every_family_is_the_stack_of_its_calls():
     # torch.func.grad is refused, never answered wrongly.
     with pytest.raises(RuntimeError, match="functorch"):
         torch.func.grad(lambda s: ts.scatter(s, i, 0, dim_size=4).sum())(batch[0])
+
+
+def test_jit_trace_records_the_ops():
+    """torch.jit.trace sees the dispatcher ops (the native call would be kept as a constant:
+    a traced function silently giving the traced input's result)."""
+    i = torch.tensor([0, 0, 1, 3, 3, 3])
+
+    def f(s):
+        return (ts.scatter(s, i, 0, dim_size=4, reduce="max") + ts.gather(s, i)[:4]
+                + ts.scatter_update(s[:4], i[:2], s[:2], reduction="add"))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit's deprecation warning
+        traced = torch.jit.trace(f, torch.randn(6, 2, dtype=F64))
+    x = torch.randn(6, 2, dtype=F64)
+    assert torch.equal(traced(x), f(x))

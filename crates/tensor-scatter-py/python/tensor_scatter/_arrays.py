@@ -39,11 +39,11 @@ def _torch():
 
 
 def compiling() -> bool:
-    """Whether torch.compile or torch.export is tracing the caller: the public functions then
-    call the operators of ``_torch_ops``, which the tracer records (it cannot enter the native
-    half)."""
+    """Whether torch.compile, torch.export or torch.jit.trace is tracing the caller: the
+    public functions then call the operators of ``_torch_ops``, which the tracer records (it
+    cannot see into the native half: jit.trace would keep its result as a constant)."""
     t = sys.modules.get("torch")
-    return t is not None and t.compiler.is_compiling()
+    return t is not None and (t.compiler.is_compiling() or t._C._get_tracing_state() is not None)
 
 
 def recorded(*xs) -> bool:
@@ -52,7 +52,8 @@ def recorded(*xs) -> bool:
     ``grad``) wraps its tensors (the native half can read none of these)."""
     t = sys.modules.get("torch")
     return t is not None and (
-        t.compiler.is_compiling() or t._C._are_functorch_transforms_active()
+        t.compiler.is_compiling() or t._C._get_tracing_state() is not None
+        or t._C._are_functorch_transforms_active()
         or (t.is_grad_enabled() and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs)))
 
 

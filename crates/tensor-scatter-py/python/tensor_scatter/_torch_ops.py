@@ -65,14 +65,15 @@ _EAGER = {}
 
 
 def _call(name, *args):
-    """The op ``name`` on ``args``. Through the dispatcher when torch must see it: Dynamo or
-    export traces the call, a functorch transform or a dispatch mode is active, or a tensor
+    """The op ``name`` on ``args``. Through the dispatcher when torch must see it: Dynamo,
+    export or jit.trace traces the call, a functorch transform or a dispatch mode is active, or a tensor
     is not a plain one (fake, functional, a subclass). Otherwise, in eager mode, its CPU
     kernel directly, recorded by autograd (the same ``_Recorded`` function the dispatcher's
     autograd kernel uses) when a tensor requires grad: the dispatcher's path through Python
     kernels costs about 40 us a call more."""
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if (torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active()
+    if (torch.compiler.is_compiling() or torch._C._get_tracing_state() is not None
+            or torch._C._are_functorch_transforms_active()
             or torch._C._len_torch_dispatch_stack() > 0
             or any(type(t) is not torch.Tensor for t in tensors)):
         return getattr(_ops, name)(*args)
