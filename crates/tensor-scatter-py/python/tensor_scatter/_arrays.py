@@ -47,13 +47,13 @@ def compiling() -> bool:
 
 
 def recorded(*xs) -> bool:
-    """Whether torch must see the call as its operator (``_torch_ops``): Dynamo traces it,
-    autograd records it (one of ``xs`` requires grad), or a functorch transform (``vmap``,
-    ``grad``) wraps its tensors (the native half can read none of these)."""
+    """Whether torch must see the call as its operator (``_torch_ops``): a tracer
+    (:func:`compiling`) sees it, autograd records it (one of ``xs`` requires grad), or a
+    functorch transform (``vmap``, ``grad``) wraps its tensors (the native half can read none
+    of these)."""
     t = sys.modules.get("torch")
     return t is not None and (
-        t.compiler.is_compiling() or t._C._get_tracing_state() is not None
-        or t._C._are_functorch_transforms_active()
+        compiling() or t._C._are_functorch_transforms_active()
         or (t.is_grad_enabled() and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs)))
 
 

@@ -18,7 +18,7 @@ import torch
 
 from . import _core
 from ._core import GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES
-from ._arrays import receive
+from ._arrays import compiling, receive
 from ._errors import ArgumentTypeError
 
 NS = "tensor_scatter"
@@ -72,8 +72,7 @@ def _call(name, *args):
     autograd kernel uses) when a tensor requires grad: the dispatcher's path through Python
     kernels costs about 40 us a call more."""
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if (torch.compiler.is_compiling() or torch._C._get_tracing_state() is not None
-            or torch._C._are_functorch_transforms_active()
+    if (compiling() or torch._C._are_functorch_transforms_active()
             or torch._C._len_torch_dispatch_stack() > 0
             or any(type(t) is not torch.Tensor for t in tensors)):
         return getattr(_ops, name)(*args)
@@ -219,8 +218,7 @@ def _scatter_vjp_backward(op):
         hd = torch.zeros_like(data) if hd is None else hd
         hu = torch.zeros_like(updates) if hu is None else hu
         h = _call(SCATTER_NAMES[op], hd, indices, hu, axis, reduction, include_self,
-                                              negative_indices, out_of_range, "per_update",
-                                              updates_window, ties, threads)
+                  negative_indices, out_of_range, "per_update", updates_window, ties, threads)
         return (h,) + (None,) * 11
     return backward
 
@@ -278,7 +276,7 @@ def _gather_vjp_backward(op):
         _g, indices, _shape, axis, batch_dims, negative_indices, out_of_range, threads = _inputs(ctx)
         # The transpose of a sum into the cells read: the gather, a filled position reading 0.
         gh = _call(GATHER_NAMES[op], h, indices, axis, batch_dims, negative_indices,
-                                             out_of_range, None, threads)
+                   out_of_range, None, threads)
         return (gh,) + (None,) * 7
     return backward
 
@@ -306,11 +304,13 @@ def _segment_shape(op, src, index, out, dim, dim_size):
         n = max(index.shape[d] - 1, 0)
     elif op == "gather_coo":
         n = index.shape[d]
-    elif dim_size is not None and op != "gather_csr":
+    elif op == "gather_csr":  # indptr's last value
+        n = torch.library.get_ctx().new_dynamic_size()
+    elif dim_size is not None:
         n = dim_size
-    elif out is not None and op != "gather_csr":
+    elif out is not None:
         n = out.shape[d]
-    else:
+    else:  # index.max() + 1
         n = torch.library.get_ctx().new_dynamic_size()
     shape[d] = n
     return shape
