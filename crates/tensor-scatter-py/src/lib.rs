@@ -7,45 +7,29 @@
 
 mod errors;
 mod operand;
+mod options;
 mod segment;
 mod vjp;
+mod xla;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyInt};
 use tensor_scatter::{
-    Accumulation, DType, DynGatherOptions, Error, GatherOp, GatherOptions, GatherOutOfRange,
-    NegativeIndices, OutOfRange, Par, Reduction, ScatterOp, ScatterOptions, gather_dyn_out,
-    scatter_dyn_into, scatter_dyn_out,
+    DType, DynGatherOptions, Error, GatherOp, GatherOptions, GatherOutOfRange, NegativeIndices,
+    Par, Reduction, ScatterOp, ScatterOptions, gather_dyn_out, scatter_dyn_into, scatter_dyn_out,
 };
 
 use errors::{Raised, argument, raise};
 use operand::{Kind, Operand};
+use options::SCATTER_REDUCTIONS;
 
 pub(crate) fn scatter_op(s: &str) -> PyResult<(ScatterOp, &'static str)> {
-    Ok(match s {
-        "elements" => (ScatterOp::Elements, "scatter_elements"),
-        "nd" => (ScatterOp::Nd, "scatter_nd"),
-        "update" => (ScatterOp::Update, "scatter_update"),
-        _ => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "unknown scatter '{s}'"
-            )));
-        }
-    })
+    options::scatter_op(s).map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
 pub(crate) fn gather_op(s: &str) -> PyResult<(GatherOp, &'static str)> {
-    Ok(match s {
-        "gather" => (GatherOp::Gather, "gather"),
-        "elements" => (GatherOp::Elements, "gather_elements"),
-        "nd" => (GatherOp::Nd, "gather_nd"),
-        _ => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "unknown gather '{s}'"
-            )));
-        }
-    })
+    options::gather_op(s).map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
 /// `repr(x)`, for messages.
@@ -113,13 +97,6 @@ pub(crate) fn reduction_arg(
     value: &Bound<'_, PyAny>,
     accepted: &[&str],
 ) -> Result<Reduction, Raised> {
-    let listed = || {
-        accepted
-            .iter()
-            .map(|a| format!("'{a}'"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let s = value.extract::<String>().map_err(|_| {
         errors::exception(
             py,
@@ -127,47 +104,20 @@ pub(crate) fn reduction_arg(
             format!(
                 "{name}: {keyword}: {} is not a string; expected one of {}",
                 repr(value),
-                listed()
+                options::listed(accepted)
             ),
         )
     })?;
-    match (accepted.contains(&s.as_str()), s.parse::<Reduction>()) {
-        (true, Ok(r)) => Ok(r),
-        _ => Err(argument(
-            py,
-            format!("{name}: {keyword}: '{s}' is not one of {}", listed()),
-        )),
-    }
+    options::reduction(name, keyword, &s, accepted).map_err(|m| argument(py, m))
 }
 
-/// The reductions the three scatters take: ours, then the peers' names for them.
-const SCATTER_REDUCTIONS: &[&str] = &[
-    "none", "add", "sub", "mul", "min", "max", "mean", "sum", "prod", "amin", "amax", "assign",
-    "update", "subtract", "multiply",
-];
-
 pub(crate) fn negative(py: Python<'_>, name: &str, s: &str) -> Result<NegativeIndices, Raised> {
-    match s {
-        "wrap" => Ok(NegativeIndices::Wrap),
-        "error" => Ok(NegativeIndices::Error),
-        _ => Err(argument(
-            py,
-            format!("{name}: negative_indices: '{s}' is not one of 'wrap', 'error'"),
-        )),
-    }
+    options::negative(name, s).map_err(|m| argument(py, m))
 }
 
 /// `out_of_range=` of a gather.
 pub(crate) fn gather_mode(py: Python<'_>, name: &str, s: &str) -> Result<GatherOutOfRange, Raised> {
-    match s {
-        "error" => Ok(GatherOutOfRange::Error),
-        "clamp" => Ok(GatherOutOfRange::Clamp),
-        "fill" => Ok(GatherOutOfRange::Fill),
-        _ => Err(argument(
-            py,
-            format!("{name}: out_of_range: '{s}' is not one of 'error', 'clamp', 'fill'"),
-        )),
-    }
+    options::gather_range(name, s).map_err(|m| argument(py, m))
 }
 
 /// `ties=` of a backward pass.
@@ -176,15 +126,7 @@ pub(crate) fn ties_arg(
     name: &str,
     s: &str,
 ) -> Result<tensor_scatter::segment::Ties, Raised> {
-    use tensor_scatter::segment::Ties;
-    match s {
-        "split" => Ok(Ties::Split),
-        "first" => Ok(Ties::First),
-        _ => Err(argument(
-            py,
-            format!("{name}: ties: '{s}' is not 'split' or 'first'"),
-        )),
-    }
+    options::ties(name, s).map_err(|m| argument(py, m))
 }
 
 /// The scatter options from the Python keywords.
@@ -202,27 +144,8 @@ pub(crate) fn scatter_options(
     updates_window: &Bound<'_, PyAny>,
 ) -> Result<ScatterOptions, Raised> {
     let reduction = reduction_arg(py, name, "reduction", reduction, SCATTER_REDUCTIONS)?;
-    let out_of_range = match out_of_range {
-        "error" => OutOfRange::Error,
-        "clamp" => OutOfRange::Clamp,
-        "skip" => OutOfRange::Skip,
-        s => {
-            return Err(argument(
-                py,
-                format!("{name}: out_of_range: '{s}' is not one of 'error', 'clamp', 'skip'"),
-            ));
-        }
-    };
-    let accumulation = match accumulation {
-        "per_update" => Accumulation::PerUpdate,
-        "wide" => Accumulation::Wide,
-        s => {
-            return Err(argument(
-                py,
-                format!("{name}: accumulation: '{s}' is not one of 'per_update', 'wide'"),
-            ));
-        }
-    };
+    let out_of_range = options::scatter_range(name, out_of_range).map_err(|m| argument(py, m))?;
+    let accumulation = options::accumulation(name, accumulation).map_err(|m| argument(py, m))?;
     Ok(ScatterOptions::new()
         .axis(int_arg(name, "axis", axis)?)
         .reduction(reduction)
@@ -436,6 +359,7 @@ fn gather<'py>(
     );
     let threads = threads_arg(name, threads)?;
     let mode = gather_mode(py, name, out_of_range)?;
+    let negative = negative(py, name, negative_indices)?;
     let Some(d) = Operand::read(data) else {
         return Ok(None);
     };
@@ -448,7 +372,7 @@ fn gather<'py>(
     let opts: DynGatherOptions = GatherOptions::new()
         .axis(axis)
         .batch_dims(batch_dims)
-        .negative(negative(py, name, negative_indices)?)
+        .negative(negative)
         .out_of_range(mode)
         .fill_value(fill)
         .par(Par::threads_exact(threads));

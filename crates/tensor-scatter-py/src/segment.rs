@@ -11,46 +11,41 @@ use tensor_scatter::{
 
 use crate::errors::{argument, raise};
 use crate::operand::{Kind, Operand};
+use crate::options::{self, SEGMENT_REDUCTIONS as REDUCTIONS, WITH_POSITIONS};
 use crate::{
     TORCH_FROM_NUMPY, bool_arg, cached, int_arg, reduction_arg, repr, result, threads_arg, ties_arg,
 };
 
 fn segment_op(s: &str, unbiased: bool) -> PyResult<SegmentOp> {
-    Ok(match s {
-        "scatter" => SegmentOp::Scatter,
-        "coo" => SegmentOp::Coo,
-        "csr" => SegmentOp::Csr,
-        "gather_coo" => SegmentOp::GatherCoo,
-        "gather_csr" => SegmentOp::GatherCsr,
-        "softmax" => SegmentOp::Softmax,
-        "log_softmax" => SegmentOp::LogSoftmax,
-        "logsumexp" => SegmentOp::LogSumExp,
-        "std" => SegmentOp::Std { unbiased },
-        _ => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "unknown segment operator '{s}'"
-            )));
-        }
-    })
+    options::segment_op(s, unbiased).map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
+/// The bytes of a tensor's elements (row-major).
+pub(crate) fn tensor_bytes(t: &DynTensor) -> &[u8] {
+    macro_rules! bytes {
+        ($($v:ident),*) => {
+            match t.buffer() {
+                // SAFETY: every element type is plain data without padding; the slice covers
+                // exactly the vector's elements and borrows it.
+                $(Buffer::$v(v) => unsafe {
+                    std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(&v[..]))
+                },)*
+            }
+        };
+    }
+    bytes!(
+        F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, Bool
+    )
 }
 
 /// Copies the library's result into the new contiguous array `o` of its dtype and shape.
 fn fill(o: &Operand<'_>, t: &DynTensor) {
-    macro_rules! bytes {
-        ($($v:ident),*) => {
-            match t.buffer() {
-                $(Buffer::$v(v) => (v.as_ptr().cast::<u8>(), std::mem::size_of_val(&v[..])),)*
-            }
-        };
-    }
-    let (src, len) = bytes!(
-        F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, Bool
-    );
-    if len > 0 {
+    let src = tensor_bytes(t);
+    if !src.is_empty() {
         // SAFETY: `o` is a new C-contiguous array of `t`'s dtype and shape (made by
-        // `Operand::empty` for this result), so its buffer holds exactly `len` bytes at
+        // `Operand::empty` for this result), so its buffer holds exactly `src.len()` bytes at
         // `origin`, and it cannot overlap the library's own vector.
-        unsafe { std::ptr::copy_nonoverlapping(src, o.origin, len) };
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), o.origin, src.len()) };
     }
 }
 
@@ -65,13 +60,6 @@ fn positions<'py>(py: Python<'py>, like: Kind, a: Tensor<i64>) -> PyResult<Bound
         Kind::Torch => cached(py, &TORCH_FROM_NUMPY, "torch", "from_numpy")?.call1((arr,)),
     }
 }
-
-/// The reductions of the family, by torch_scatter's names (then PyTorch's); with positions,
-/// min and max.
-const REDUCTIONS: &[&str] = &[
-    "sum", "add", "mul", "mean", "min", "max", "prod", "multiply", "amin", "amax",
-];
-const WITH_POSITIONS: &[&str] = &["min", "max", "amin", "amax"];
 
 /// The options the Python arguments name (`dim` and `dim_size` taken as `operator.index`
 /// takes them, `reduce` checked against the names `name` accepts, `threads` checked).
@@ -128,13 +116,15 @@ pub fn segment<'py>(
     let std_name = segment_op("std", true)?.name();
     let op = segment_op(op, bool_arg(std_name, "unbiased", unbiased)?)?;
     let name = op.name();
+    // The options first: a call the Python half routes elsewhere (JAX's tracers) gets their
+    // errors as a NumPy call would.
+    let opts = options(py, name, dim, dim_size, reduce, want_arg, threads)?;
     let Some(s) = Operand::read(src) else {
         return Ok(None);
     };
     let Some(i) = Operand::read(index).filter(|i| i.dtype.is_integer()) else {
         return Ok(None);
     };
-    let opts = options(py, name, dim, dim_size, reduce, want_arg, threads)?;
     let kind = s.kind;
     if let Some(out) = out {
         let Some(o) = Operand::output(out)
@@ -204,10 +194,7 @@ pub fn segment_vjp<'py>(
     threads: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Answer<'py>>> {
     // "std_biased": the backward of scatter_std(unbiased=False).
-    let op = match op {
-        "std_biased" => segment_op("std", false)?,
-        _ => segment_op(op, true)?,
-    };
+    let op = segment_op(op, true)?;
     let name = op.name();
     let Some(g) = Operand::read(grad) else {
         return Ok(None);

@@ -27,7 +27,7 @@ from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
 from ._segment import __all__ as _segment_all
 from ._grad import *  # noqa: F401,F403 (the backward passes)
 from ._grad import __all__ as _grad_all
-from ._arrays import compiling, recorded
+from ._arrays import compiling, recorded, traced_jax
 from ._core import GATHER_NAMES, SCATTER_NAMES, _gather, _scatter
 
 __version__ = "0.1.0"
@@ -41,6 +41,7 @@ __all__ = [
     "gather_nd",
     "default_threads",
     "set_default_threads",
+    "jax_export_checks",
     "Error",
     "OutOfRangeError",
     "DTypeError",
@@ -73,6 +74,18 @@ def set_default_threads(n: int) -> None:
     _native.set_default_threads(n)
 
 
+def jax_export_checks() -> list:
+    """The ``disabled_checks`` that ``jax.export.export`` needs for a program using these
+    operators (their XLA FFI targets), and their registration (a process that runs a
+    deserialized program registers them by importing ``tensor_scatter`` after ``jax``, or by
+    calling this)::
+
+        exp = jax.export.export(jax.jit(f), disabled_checks=ts.jax_export_checks())(*shapes)
+    """
+    from . import _jax_ops
+    return _jax_ops.export_checks()
+
+
 def __dir__():
     """The public names (the helpers the package imports for itself are not listed)."""
     return sorted(__all__)
@@ -82,10 +95,13 @@ def _scatter_any(op, data, indices, updates, out, options, ties):
     """A scatter the native half declined, or one torch traces (the public functions ask the
     native half first, unless torch is compiling): its dispatcher operator when torch traces
     it, records it for autograd or transforms it (``vmap``: the native half takes no such
-    tensor), else converted by the general path."""
+    tensor), its XLA FFI call when JAX traces it, else converted by the general path."""
     if recorded(data, updates):
         from . import _torch_ops
         return _torch_ops.scatter(op, data, indices, updates, out, options, ties)
+    if traced_jax(data, indices, updates):
+        from . import _jax_ops
+        return _jax_ops.scatter(op, data, indices, updates, out, options, ties)
     return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, *options)
 
 
@@ -94,6 +110,9 @@ def _gather_any(op, data, indices, out, options):
     if recorded(data):
         from . import _torch_ops
         return _torch_ops.gather(op, data, indices, out, options)
+    if traced_jax(data, indices):
+        from . import _jax_ops
+        return _jax_ops.gather(op, data, indices, out, options)
     return _gather(op, GATHER_NAMES[op], data, indices, out, *options)
 
 
@@ -252,3 +271,6 @@ def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wr
 # Otherwise they are registered on first need (a traced call, or one autograd records).
 if "torch" in sys.modules:
     from . import _torch_ops  # noqa: E402,F401
+# Likewise JAX's FFI targets, which a deserialized ``jax.export`` program calls.
+if "jax" in sys.modules:
+    from . import _jax_ops  # noqa: E402,F401

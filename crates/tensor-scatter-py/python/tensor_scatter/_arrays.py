@@ -57,6 +57,14 @@ def recorded(*xs) -> bool:
         or (t.is_grad_enabled() and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs)))
 
 
+def traced_jax(*xs) -> bool:
+    """Whether one of ``xs`` is a value JAX traces (``jax.jit``, ``grad``, ``vmap``): the call
+    then goes to ``_jax_ops``, which JAX records as an XLA FFI call (a traced value has no
+    memory to read)."""
+    jax = sys.modules.get("jax")
+    return jax is not None and any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
 def _is_torch(x: Any) -> bool:
     t = _torch()
     return t is not None and isinstance(x, t.Tensor)

@@ -54,7 +54,7 @@ def _private(a: np.ndarray, *others: np.ndarray) -> np.ndarray:
 # Python are made here, and the native half is called on `_native.Prepared` arrays (an array
 # and the dtype of its bits), which it always accepts.
 
-def _updates_shape(op, data_shape, index_shape, axis):
+def updates_shape(op, data_shape, index_shape, axis):
     """The shape ``updates`` must have, or ``None`` when the shapes or the axis are invalid (the
     library then says why)."""
     if op == "elements":
@@ -85,13 +85,38 @@ def _as_updates(u, d, op, name, index_shape, axis, window):
                              f"{d.dtype} under NumPy's 'same_kind' rule (as ufunc.at); cast it "
                              f"first, e.g. updates.astype(data.dtype)")
         u = u._replace(array=u.array.astype(d.array.dtype), dtype=d.dtype)
-    want = _updates_shape(op, tuple(d.array.shape), tuple(index_shape), axis)
+    want = updates_shape(op, tuple(d.array.shape), tuple(index_shape), axis)
     if want is not None and u.array.shape != want and not window:
         try:
             u = u._replace(array=np.broadcast_to(u.array, want))
         except ValueError:
             pass  # the library names the shapes
     return u
+
+
+def segment_shape(op, src_shape, index_shape, dim, dim_size, out_shape=None):
+    """A segment-family result's shape (every adapter's shape rule): src's, with the reduced
+    dim's extent what the operator gives: ``dim_size``, else ``out``'s, else ``None`` where only
+    the data says it (``index.max() + 1``; gather_csr's ``indptr[-1]``, given as ``dim_size``
+    when known). An invalid dim leaves src's shape (the kernel names the error)."""
+    shape = list(src_shape)
+    if op in ("softmax", "log_softmax"):
+        return shape
+    d = dim if op in ("scatter", "logsumexp", "std") else len(index_shape) - 1
+    d = d + len(shape) if d < 0 else d
+    if not 0 <= d < len(shape) or (op in ("csr", "gather_coo") and d >= len(index_shape)):
+        return shape
+    if op == "csr":
+        shape[d] = max(index_shape[d] - 1, 0)
+    elif op == "gather_coo":
+        shape[d] = index_shape[d]
+    elif dim_size is not None:
+        shape[d] = dim_size
+    elif out_shape is not None and op != "gather_csr":
+        shape[d] = out_shape[d]
+    else:
+        shape[d] = None
+    return shape
 
 
 def _scatter(op, name, data, indices, updates, out, *options):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import recorded
+from ._arrays import recorded, traced_jax
 from ._core import (
     GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES, gather_vjp_raw, scatter_vjp_raw, segment_vjp_raw,
     vjp_name,
@@ -41,6 +41,10 @@ def _vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
         from . import _torch_ops
         return _torch_ops.segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties,
                                       threads)
+    if traced_jax(grad, src, index, out):
+        from . import _jax_ops
+        return _jax_ops.segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties,
+                                    threads)
     return segment_vjp_raw(op, grad, src, index, out, dim, dim_size, reduce, ties, threads)
 
 
@@ -167,6 +171,9 @@ def _scatter_vjp(op, grad, data, indices, updates, *options):
     if recorded(grad, data, updates):
         from . import _torch_ops
         return _torch_ops.scatter_vjp(op, grad, data, indices, updates, *options)
+    if traced_jax(grad, data, indices, updates):
+        from . import _jax_ops
+        return _jax_ops.scatter_vjp(op, grad, data, indices, updates, *options)
     return scatter_vjp_raw(op, grad, data, indices, updates, *options)
 
 
@@ -176,6 +183,9 @@ def _gather_vjp(op, grad, indices, data_shape, *options):
     if recorded(grad):
         from . import _torch_ops
         return _torch_ops.gather_vjp(op, grad, indices, data_shape, *options)
+    if traced_jax(grad, indices):
+        from . import _jax_ops
+        return _jax_ops.gather_vjp(op, grad, indices, data_shape, *options)
     return gather_vjp_raw(op, grad, indices, data_shape, *options)
 
 

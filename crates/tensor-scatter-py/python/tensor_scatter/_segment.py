@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from . import _native
-from ._arrays import compiling, receive, recorded
+from ._arrays import compiling, receive, recorded, traced_jax
 from ._core import SEGMENT_NAMES as _NAMES, segment_general
 from ._errors import ArgumentError
 
@@ -40,6 +40,10 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
         from . import _torch_ops
         return _torch_ops.segment(op, src, index, out, dim, dim_size, reduce, want_arg,
                                   unbiased, threads, ties)
+    if traced_jax(src, index, out):  # traced by JAX: its XLA FFI call
+        from . import _jax_ops
+        return _jax_ops.segment(op, src, index, out, dim, dim_size, reduce, want_arg,
+                                unbiased, threads, ties)
     return segment_general(op, src, index, out, *options)
 
 

@@ -293,27 +293,11 @@ def _segment_kernel(op, want_arg):
 
 
 def _segment_shape(op, src, index, out, dim, dim_size):
-    """The result's shape: src's, with the reduced dim's extent what the operator gives (an
-    unbacked size where only the data says it)."""
-    shape = list(src.shape)
-    if op in ("softmax", "log_softmax"):
-        return shape
-    d = dim if op in ("scatter", "logsumexp", "std") else index.dim() - 1
-    d = d + len(shape) if d < 0 else d
-    if op == "csr":
-        n = max(index.shape[d] - 1, 0)
-    elif op == "gather_coo":
-        n = index.shape[d]
-    elif op == "gather_csr":  # indptr's last value
-        n = torch.library.get_ctx().new_dynamic_size()
-    elif dim_size is not None:
-        n = dim_size
-    elif out is not None:
-        n = out.shape[d]
-    else:  # index.max() + 1
-        n = torch.library.get_ctx().new_dynamic_size()
-    shape[d] = n
-    return shape
+    """The result's shape (``_core.segment_shape``), an unbacked size where only the data says
+    the reduced dim's extent."""
+    shape = _core.segment_shape(op, list(src.shape), list(index.shape), dim, dim_size,
+                                None if out is None else list(out.shape))
+    return [torch.library.get_ctx().new_dynamic_size() if n is None else n for n in shape]
 
 
 def _segment_fake(op, want_arg):
