@@ -104,7 +104,9 @@ pub use dynamic::{
     DynGatherOptions, DynTensor, DynView, DynViewMut, GatherOp, OutputPlan, ScatterOp, gather_dyn,
     gather_dyn_out, scatter_dyn, scatter_dyn_into, scatter_dyn_out,
 };
-pub use dynamic::{SegmentOp, Segmented, segment_dyn, segment_dyn_out, segment_vjp_dyn};
+pub use dynamic::{
+    SegmentOp, Segmented, segment_dyn, segment_dyn_out, segment_vjp_dyn, segment_vjp_dyn_out,
+};
 pub use dynamic::{gather_vjp_dyn, scatter_vjp_dyn};
 pub use error::{Error, ErrorKind, Result};
 pub use exec::{Par, default_threads, set_default_threads};

@@ -89,7 +89,7 @@ def _cpu(name):
     if backend != "cpu":
         raise ArgumentError(
             f"{name}: JAX's default backend is {backend!r}; tensor_scatter's XLA kernels run on "
-            f"the CPU only (run the function under jax.default_device(jax.devices('cpu')[0]))")
+            f"the CPU only (JAX_PLATFORMS=cpu runs the program there)")
 
 
 def _array(x, name, arg, index=False):

@@ -13,8 +13,9 @@ mod frame;
 
 use tensor_scatter::segment::SegmentOptions;
 use tensor_scatter::{
-    DType, DynGatherOptions, DynTensor, GatherOptions, ScatterOptions, gather_dyn_out,
+    DType, DynGatherOptions, DynTensor, GatherOptions, ScatterOptions, SegmentOp, gather_dyn_out,
     gather_vjp_dyn, scatter_dyn_out, scatter_vjp_dyn, segment_dyn, segment_vjp_dyn,
+    segment_vjp_dyn_out,
 };
 
 use crate::options;
@@ -169,14 +170,31 @@ fn segment_vjp(c: &Call<'_>) -> Res<()> {
     c.arity(name, 2..=3, 1)?;
     let opts = segment_options(c, name, options::SEGMENT_REDUCTIONS)?
         .ties(options::ties(name, c.text("ties")?)?);
-    // (grad, index) for the gathers, (grad, src, index) for the others.
-    let (g, s, i) = match &c.args[..] {
-        [g, i] => (g, None, i),
-        [g, s, i] => (g, Some(s.view()?), i),
-        _ => unreachable!(),
-    };
-    let (gs, _) = segment_vjp_dyn(op, &g.view()?, s, &i.view()?, None, &opts)?;
-    c.rets[0].receive(&gs, name, "d src")
+    // (grad, index) for the gathers, (grad, src, index) for the others; the reductions'
+    // gradient is written into XLA's buffer (a sum's or mean's gathered there: no copy).
+    match (&c.args[..], op) {
+        ([g, s, i], SegmentOp::Scatter | SegmentOp::Coo | SegmentOp::Csr) => {
+            let d = c.rets[0].view_mut()?;
+            Ok(segment_vjp_dyn_out(
+                op,
+                g.view()?,
+                s.view()?,
+                i.view()?,
+                &opts,
+                d,
+            )?)
+        }
+        ([g, s, i], _) => {
+            let (gs, _) =
+                segment_vjp_dyn(op, &g.view()?, Some(s.view()?), &i.view()?, None, &opts)?;
+            c.rets[0].receive(&gs, name, "d src")
+        }
+        ([g, i], _) => {
+            let (gs, _) = segment_vjp_dyn(op, &g.view()?, None, &i.view()?, None, &opts)?;
+            c.rets[0].receive(&gs, name, "d src")
+        }
+        _ => unreachable!("arity checked"),
+    }
 }
 
 macro_rules! handlers {

@@ -18,7 +18,9 @@ mod vjp;
 pub use gather::gather_dyn_into;
 pub use gather::{DynGatherOptions, GatherOp, gather_dyn, gather_dyn_out};
 pub use scatter::{ScatterOp, scatter_dyn, scatter_dyn_into, scatter_dyn_out};
-pub use segment::{SegmentOp, Segmented, segment_dyn, segment_dyn_out, segment_vjp_dyn};
+pub use segment::{
+    SegmentOp, Segmented, segment_dyn, segment_dyn_out, segment_vjp_dyn, segment_vjp_dyn_out,
+};
 pub use view::{DynView, DynViewMut};
 pub use vjp::{gather_vjp_dyn, scatter_vjp_dyn};
 

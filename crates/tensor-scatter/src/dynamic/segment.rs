@@ -352,3 +352,93 @@ fn vjp(
         }
     })
 }
+
+/// [`segment_vjp_dyn`]'s gradient with respect to `src`, written into `dst` (src's dtype and
+/// shape), for `Scatter`, `Coo` and `Csr` without `out`: the sum's and the mean's are gathered
+/// there directly, with no result of src's size allocated (a caller that owns the buffer, such
+/// as XLA, saves a copy of src's size); the other reductions are copied there.
+///
+/// # Errors
+/// As [`segment_vjp_dyn`], plus another operator, or a `dst` of another dtype or shape. On
+/// error `dst` is unchanged.
+///
+/// ```
+/// use tensor_scatter::segment::SegmentOptions;
+/// use tensor_scatter::{DynTensor, Reduction, SegmentOp, segment_vjp_dyn_out};
+/// let src = DynTensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+/// let index = DynTensor::from_vec(vec![1i64, 1, 0], &[3]).unwrap();
+/// let grad = DynTensor::from_vec(vec![4.0f32, 6.0], &[2]).unwrap();
+/// let mut dst = DynTensor::from_vec(vec![0.0f32; 3], &[3]).unwrap();
+/// let opts = SegmentOptions::new().reduce(Reduction::Mean);
+/// segment_vjp_dyn_out(SegmentOp::Scatter, &grad, &src, &index, &opts, &mut dst).unwrap();
+/// assert_eq!(dst.as_slice::<f32>(), Some(&[3.0f32, 3.0, 4.0][..]));
+/// ```
+pub fn segment_vjp_dyn_out<'g, 's, 'i, 'd>(
+    op: SegmentOp,
+    grad: impl Into<DynView<'g>>,
+    src: impl Into<DynView<'s>>,
+    index: impl Into<DynView<'i>>,
+    opts: &SegmentOptions,
+    dst: impl Into<DynViewMut<'d>>,
+) -> Result<()> {
+    vjp_out(
+        op,
+        &grad.into(),
+        &src.into(),
+        &index.into(),
+        opts,
+        &mut dst.into(),
+    )
+}
+
+fn vjp_out(
+    op: SegmentOp,
+    grad: &DynView<'_>,
+    src: &DynView<'_>,
+    index: &DynView<'_>,
+    opts: &SegmentOptions,
+    dst: &mut DynViewMut<'_>,
+) -> Result<()> {
+    fn run<T: Float + ViewElement, I: IndexInt + ViewElement>(
+        kind: seg::Kind,
+        op: SegmentOp,
+        grad: &DynView<'_>,
+        src: &DynView<'_>,
+        index: &DynView<'_>,
+        opts: &SegmentOptions,
+        dst: &mut DynViewMut<'_>,
+    ) -> Result<()> {
+        let name = op.name();
+        let g = typed::<T>(grad, name, "grad")?;
+        let s = typed::<T>(src, name, "src")?;
+        let i = typed::<I>(index, name, op.index_name())?;
+        let d = typed_mut::<T>(dst, name, "dst")?;
+        seg::vjp_out(kind, g, s, i, opts, d)
+    }
+    let kind = match op {
+        SegmentOp::Scatter => seg::Kind::Scatter,
+        SegmentOp::Coo => seg::Kind::Coo,
+        SegmentOp::Csr => seg::Kind::Csr,
+        _ => {
+            return Err(Error::invalid(
+                op.name(),
+                "dst",
+                "only scatter, segment_coo and segment_csr write their backward into dst",
+            ));
+        }
+    };
+    with_native_index(op.name(), op.index_name(), index, |index| {
+        macro_rules! go {
+            ($t:ty) => {
+                with_native_index_dtype!(index.dtype(), I => run::<$t, I>(kind, op, grad, src, index, opts, dst), _ => Err(unsupported_index(op, index.dtype())))
+            };
+        }
+        match grad.dtype() {
+            DType::F64 => go!(f64),
+            DType::F32 => go!(f32),
+            DType::F16 => go!(half::f16),
+            DType::BF16 => go!(half::bf16),
+            other => Err(seg::not_float(op.name(), "grad", other)),
+        }
+    })
+}

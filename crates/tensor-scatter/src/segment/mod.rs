@@ -72,7 +72,7 @@ pub use gather::{gather_coo, gather_csr};
 pub use vjp::{
     Grads, Ties, gather_coo_vjp, gather_csr_vjp, scatter_vjp, segment_coo_vjp, segment_csr_vjp,
 };
-pub(crate) use vjp::{same, share};
+pub(crate) use vjp::{same, share, vjp_out};
 
 use crate::kernels::segment::fold::{self, Problem, Source};
 use plan::{Dims, Lanes, Mode};
@@ -157,7 +157,7 @@ impl SegmentOptions {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Scatter,
     Coo,
     Csr,

@@ -19,7 +19,7 @@ use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
 use crate::gather::{GatherOptions, GatherOutOfRange};
 use crate::index::{IndexInt, NegativeIndices};
-use crate::view::{Tensor, TensorView};
+use crate::view::{Tensor, TensorView, TensorViewMut};
 
 pub use crate::reduce::Ties;
 
@@ -61,7 +61,7 @@ pub fn scatter_vjp<T: Float, I: IndexInt>(
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
 ) -> Result<Grads<T>> {
-    vjp("scatter_vjp", Kind::Scatter, grad, src, index, out, opts)
+    vjp_new("scatter_vjp", Kind::Scatter, grad, src, index, out, opts)
 }
 
 /// The backward of [`segment_coo`](super::segment_coo) and its `_out` / `_arg` forms (see
@@ -76,7 +76,7 @@ pub fn segment_coo_vjp<T: Float, I: IndexInt>(
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
 ) -> Result<Grads<T>> {
-    vjp("segment_coo_vjp", Kind::Coo, grad, src, index, out, opts)
+    vjp_new("segment_coo_vjp", Kind::Coo, grad, src, index, out, opts)
 }
 
 /// The backward of [`segment_csr`](super::segment_csr) and its `_out` / `_arg` forms (see
@@ -93,7 +93,7 @@ pub fn segment_csr_vjp<T: Float, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<Grads<T>> {
     let op = "segment_csr_vjp";
-    let mut g = vjp(op, Kind::Csr, grad, src, indptr, None, opts)?;
+    let mut g = vjp_new(op, Kind::Csr, grad, src, indptr, None, opts)?;
     if let Some(o) = out {
         if o.layout.shape != grad.layout.shape {
             return Err(Error::shape(
@@ -188,6 +188,10 @@ pub(crate) fn same<T: Float>(x: T, r: T) -> bool {
     x == r || (x.is_nan() && r.is_nan())
 }
 
+/// The gradients with respect to src (`None` once written into a given `dst`) and to `out`.
+type Parts<T> = (Option<Tensor<T>>, Option<Tensor<T>>);
+
+/// Every rule; the gradient with respect to src into `dst` when given (then `None`).
 #[allow(clippy::too_many_arguments)]
 fn vjp<T: Float, I: IndexInt>(
     op: &'static str,
@@ -197,7 +201,8 @@ fn vjp<T: Float, I: IndexInt>(
     index: &TensorView<'_, I>,
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
-) -> Result<Grads<T>> {
+    mut dst: Option<&mut TensorViewMut<'_, T>>,
+) -> Result<Parts<T>> {
     let red = opts.reduce;
     check_reduction::<T>(op, red, false)?;
     let p = prepare(op, kind, src, index, out, opts, false)?;
@@ -213,14 +218,22 @@ fn vjp<T: Float, I: IndexInt>(
         Some(s) => s.into(),
         None => grad.try_to_vec(op, "grad")?.into(),
     };
+    if let Some(d) = &dst
+        && d.layout.shape != src.layout.shape
+    {
+        return Err(Error::shape(
+            op,
+            "dst",
+            format!("{:?} (src's shape)", src.layout.shape),
+            &d.layout.shape,
+        ));
+    }
     if g.is_empty() {
         // No cells, so no position's gradient is other than 0 (and the loops over `b · n · k`
         // below could still run 2³⁵ empty rounds).
         let zeros = filled(op, "src", src.layout.numel, T::default())?;
-        return Ok(Grads {
-            src: tensor(zeros, &src.layout.shape),
-            out: out.map(|_| tensor(vec![], &p.out_shape)),
-        });
+        let zeros = place(tensor(zeros, &src.layout.shape), dst);
+        return Ok((zeros, out.map(|_| tensor(vec![], &p.out_shape))));
     }
     let d = p.dims;
     let (b, e, k, n) = (d.b, d.e, d.k, d.n);
@@ -244,18 +257,29 @@ fn vjp<T: Float, I: IndexInt>(
         .par(opts.par);
     let oshape = &p.out_shape;
     let sshape = &src.layout.shape;
-    // `table[cell]` at every position whose segment `ids` names (0 elsewhere).
-    let expand = |table: &[T], ids: &Lanes<'_>| -> Result<Tensor<T>> {
+    // `table[cell]` at every position whose segment `ids` names (0 elsewhere), gathered into
+    // `dst` when given (no copy: the caller's buffer is the result).
+    let expand = |table: &[T],
+                  ids: &Lanes<'_>,
+                  dst: Option<&mut TensorViewMut<'_, T>>|
+     -> Result<Option<Tensor<T>>> {
         if b * e * k == 0 {
-            return Ok(tensor(vec![], sshape));
+            return Ok(place(tensor(vec![], sshape), dst));
         }
         let tv = TensorView::new(table, oshape)?;
         let r = if ids.mode == Mode::Shared {
-            crate::gather::gather(&tv, &TensorView::new(ids.lane(0), &[e])?, &gopts)
+            let iv = TensorView::new(ids.lane(0), &[e])?;
+            match dst {
+                Some(d) => crate::gather::gather_out(&tv, &iv, d, &gopts).map(|()| None),
+                None => crate::gather::gather(&tv, &iv, &gopts).map(Some),
+            }
         } else {
             let st = lane_strides(sshape, p.dim, ids.mode);
             let iv = TensorView::with_strides(&ids.values, 0, sshape, &st)?;
-            crate::gather::gather_elements(&tv, &iv, &gopts)
+            match dst {
+                Some(d) => crate::gather::gather_elements_out(&tv, &iv, d, &gopts).map(|()| None),
+                None => crate::gather::gather_elements(&tv, &iv, &gopts).map(Some),
+            }
         };
         r.map_err(|err| err.with_op(op))
     };
@@ -276,7 +300,7 @@ fn vjp<T: Float, I: IndexInt>(
     let out_vals: Option<Vec<T>> = out.map(|o| o.try_to_vec(op, "out")).transpose()?;
 
     let (src_grad, out_grad) = match red {
-        Reduction::Add => (expand(&g, &ids)?, out.map(|_| g.to_vec())),
+        Reduction::Add => (expand(&g, &ids, dst.take())?, out.map(|_| g.to_vec())),
         Reduction::Mean => {
             // One row of counts per lane; no lane's index was read when src is empty.
             let lanes = if b * k == 0 {
@@ -305,30 +329,26 @@ fn vjp<T: Float, I: IndexInt>(
                 }
             }
             let og = out.map(|_| gs.clone());
-            (expand(&gs, &ids)?, og)
+            (expand(&gs, &ids, dst.take())?, og)
         }
         Reduction::Min | Reduction::Max => {
             let (r, arg, _) = forward.expect("computed for min and max");
-            // Each position's segment where it receives a gradient, `n` where it does not.
-            let mut won = filled(op, "src", b * e * k, n as i64)?;
+            // Whether the member at `at` (position `ei` along dim, cell `c`) holds its cell's
+            // result: the one `arg` names (ties "first"), or each one equal to it ("split").
+            let wins = |at: usize, ei: usize, c: usize| match &arg {
+                Some(arg) => arg[c] == ei as i64,
+                None => same(p.src[at], r[c]),
+            };
             let mut ties = filled(op, "grad", if first { 0 } else { g.len() }, 0u64)?;
             let mut out_won = filled(op, "grad", out.map_or(0, |_| g.len()), false)?;
             if let Some(arg) = &arg {
-                for (at, bi, ei, ki, s) in positions() {
-                    if s < n && arg[cell(bi, s, ki)] == ei as i64 {
-                        won[at] = s as i64;
-                    }
-                }
                 for (c, w) in out_won.iter_mut().enumerate() {
                     *w = arg[c] == e as i64;
                 }
             } else {
-                for (at, bi, _, ki, s) in positions() {
-                    if s < n && same(p.src[at], r[cell(bi, s, ki)]) {
-                        won[at] = s as i64;
-                        ties[cell(bi, s, ki)] += 1;
-                    }
-                }
+                for_members(b, e, k, n, &ids, lane, |at, ei, c| {
+                    ties[c] += u64::from(wins(at, ei, c));
+                });
                 if let Some(ov) = &out_vals {
                     for (c, w) in out_won.iter_mut().enumerate() {
                         *w = same(ov[c], r[c]);
@@ -354,10 +374,13 @@ fn vjp<T: Float, I: IndexInt>(
                     .map(|(&x, &w)| if w { x } else { T::default() })
                     .collect()
             });
-            (
-                expand_src_order(&share, &won, oshape, sshape, &gopts, op)?,
-                og,
-            )
+            let mut sg = filled(op, "src", b * e * k, T::default())?;
+            for_members(b, e, k, n, &ids, lane, |at, ei, c| {
+                if wins(at, ei, c) {
+                    sg[at] = share[c];
+                }
+            });
+            (place(tensor(sg, sshape), dst.take()), og)
         }
         _ => {
             // Mul: each member's gradient is g times the product of the cell's other values
@@ -395,25 +418,95 @@ fn vjp<T: Float, I: IndexInt>(
                     .map(|(&pr, &x)| T::from_acc(pr * x.to_acc()))
                     .collect()
             });
-            (tensor(sg, sshape), og)
+            (place(tensor(sg, sshape), dst.take()), og)
         }
     };
     let out = out_grad.map(|v| tensor(v, oshape));
-    Ok(Grads { src: src_grad, out })
+    Ok((src_grad, out))
 }
 
-/// `table[cell]` at every position of `won` (src-shaped, row-major) naming a segment.
-fn expand_src_order<T: Element>(
-    table: &[T],
-    won: &[i64],
-    oshape: &[usize],
-    sshape: &[usize],
-    gopts: &GatherOptions<T>,
+/// `t`, or `None` once copied into `dst` (of its shape).
+fn place<T: Element>(t: Tensor<T>, dst: Option<&mut TensorViewMut<'_, T>>) -> Option<Tensor<T>> {
+    match dst {
+        Some(d) => {
+            d.copy_from(&t.view());
+            None
+        }
+        None => Some(t),
+    }
+}
+
+/// [`vjp`] into a new tensor.
+fn vjp_new<T: Float, I: IndexInt>(
     op: &'static str,
-) -> Result<Tensor<T>> {
-    let tv = TensorView::new(table, oshape)?;
-    let iv = TensorView::new(won, sshape)?;
-    crate::gather::gather_elements(&tv, &iv, gopts).map_err(|err| err.with_op(op))
+    kind: Kind,
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
+) -> Result<Grads<T>> {
+    let (s, out) = vjp(op, kind, grad, src, index, out, opts, None)?;
+    let src = s.expect("a new tensor when no destination is given");
+    Ok(Grads { src, out })
+}
+
+/// The gradient with respect to `src` of [`scatter`](super::scatter) (`Scatter`),
+/// [`segment_coo`](super::segment_coo) (`Coo`) or [`segment_csr`](super::segment_csr)
+/// (`Csr`) without `out`, written into `dst` (src's shape): the sum's and the mean's are
+/// gathered there directly (no result of src's size is allocated), the others copied.
+///
+/// # Errors
+/// As [`scatter_vjp`], plus a `dst` not of src's shape; `dst` is unchanged on error.
+pub(crate) fn vjp_out<T: Float, I: IndexInt>(
+    kind: Kind,
+    grad: &TensorView<'_, T>,
+    src: &TensorView<'_, T>,
+    index: &TensorView<'_, I>,
+    opts: &SegmentOptions,
+    dst: &mut TensorViewMut<'_, T>,
+) -> Result<()> {
+    let op = match kind {
+        Kind::Scatter => "scatter_vjp",
+        Kind::Coo => "segment_coo_vjp",
+        Kind::Csr => "segment_csr_vjp",
+    };
+    vjp(op, kind, grad, src, index, None, opts, Some(dst)).map(|_| ())
+}
+
+/// Calls `f(at, ei, cell)` for every src position `(bi, ei, ki)` (flat offset `at`, position
+/// `ei` along dim) whose segment is a cell, in index order; rows of one lane in shared mode
+/// read the segment once.
+fn for_members(
+    b: usize,
+    e: usize,
+    k: usize,
+    n: usize,
+    ids: &Lanes<'_>,
+    lane: impl Fn(usize, usize) -> usize,
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    for bi in 0..b {
+        for ei in 0..e {
+            let row = (bi * e + ei) * k;
+            if ids.mode == Mode::Shared {
+                let s = ids.lane(0)[ei] as usize;
+                if s < n {
+                    let c = (bi * n + s) * k;
+                    for ki in 0..k {
+                        f(row + ki, ei, c + ki);
+                    }
+                }
+                continue;
+            }
+            for ki in 0..k {
+                let s = ids.lane(lane(bi, ki))[ei] as usize;
+                if s < n {
+                    f(row + ki, ei, (bi * n + s) * k + ki);
+                }
+            }
+        }
+    }
 }
 
 /// Strides that read a lane-major index (`[b, e]` or `[b, k, e]`) at src's coordinates.
