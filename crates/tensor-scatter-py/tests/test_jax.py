@@ -241,13 +241,6 @@ def test_second_derivative_raises():
         jax.grad(jax.grad(lambda s: ts.scatter(s, idx, dim_size=1).sum()))(src)
 
 
-def test_integer_inputs_have_no_gradient():
-    d, v = jnp.arange(4.0), jnp.array([3, 4])
-    g = jax.grad(lambda d: ts.scatter_update(d.astype(jnp.int64), jnp.array([0, 1]), v,
-                                             reduction="add").astype(jnp.float64).sum())(d)
-    _bits(g, np.zeros(4))
-
-
 # --- vmap -----------------------------------------------------------------------------------
 
 def test_vmap_is_a_loop_of_calls():

@@ -128,15 +128,6 @@ def _float0(x):
     return np.zeros(np.shape(x), dtype=jax.dtypes.float0)
 
 
-def _floating(x):
-    return jnp.issubdtype(x.dtype, jnp.floating)
-
-
-def _zeros(x):
-    """The cotangent of an input that has no gradient (integers: float0)."""
-    return jnp.zeros(x.shape, x.dtype) if _floating(x) else _float0(x)
-
-
 # --- the three scatters ---------------------------------------------------------------------
 # spec: (op, axis, reduction, include_self, negative_indices, out_of_range, accumulation,
 #        updates_window, ties, threads), hashable and static.
@@ -161,12 +152,15 @@ def _scatter_fwd(spec, data, indices, updates):
     return _scatter_op(spec, data, indices, updates), (data, indices, updates)
 
 
+def _scatter_vjp(spec, g, data, indices, updates):
+    """``(d data, d updates)``: the backward handler."""
+    return tuple(_ffi("scatter_vjp", (_like(data), _like(updates)), g, data, indices, updates,
+                      **_scatter_attrs(spec, backward=True)))
+
+
 def _scatter_bwd(spec, res, g):
     data, indices, updates = res
-    if not _floating(data):
-        return _zeros(data), _float0(indices), _zeros(updates)
-    gd, gu = _ffi("scatter_vjp", (_like(data), _like(updates)), g, data, indices, updates,
-                  **_scatter_attrs(spec, backward=True))
+    gd, gu = _scatter_vjp(spec, g, data, indices, updates)
     return gd, _float0(indices), gu
 
 
@@ -221,8 +215,7 @@ def scatter_vjp(op, grad, data, indices, updates, *options):
     _cpu(name)
     d, u = _array(data, name, "data"), _array(updates, name, "updates")
     g, i = _array(grad, name, "grad"), _array(indices, name, "indices", index=True)
-    return tuple(_ffi("scatter_vjp", (_like(d), _like(u)), g, d, i, u,
-                      **_scatter_attrs(spec, backward=True)))
+    return _scatter_vjp(spec, g, d, i, u)
 
 
 # --- the three gathers ----------------------------------------------------------------------
@@ -252,12 +245,14 @@ def _gather_fwd(spec, data, indices):
     return _gather_op(spec, data, indices), (data, indices)
 
 
+def _gather_vjp(spec, g, indices, shape):
+    """``d data`` of a ``data`` of ``shape``: the backward handler."""
+    return _ffi("gather_vjp", _like(g, shape), g, indices, **_gather_attrs(spec))
+
+
 def _gather_bwd(spec, res, g):
     data, indices = res
-    if not _floating(data):
-        return _zeros(data), _float0(indices)
-    gd = _ffi("gather_vjp", _like(data), g, indices, **_gather_attrs(spec))
-    return gd, _float0(indices)
+    return _gather_vjp(spec, g, indices, data.shape), _float0(indices)
 
 
 _gather_op.defvjp(_gather_fwd, _gather_bwd)
@@ -307,7 +302,7 @@ def gather_vjp(op, grad, indices, data_shape, axis, batch_dims, neg, oor, thread
             _text(neg, name, "negative_indices"), _text(oor, name, "out_of_range"),
             _threads(threads, name), None)
     shape = tuple(int(_int(n, name, "data_shape")) for n in data_shape)
-    return _ffi("gather_vjp", _like(g, shape), g, i, **_gather_attrs(spec))
+    return _gather_vjp(spec, g, i, shape)
 
 
 # --- the segment family ---------------------------------------------------------------------
@@ -343,21 +338,21 @@ def _segment_fwd(spec, src, index):
     return _segment_op(spec, src, index), (src, index)
 
 
+def _segment_vjp(spec, g, src, index, shape):
+    """``d src`` (of ``shape``): the backward handler, given ``(grad, index)`` for the gathers
+    (``src`` is ``None``), ``(grad, src, index)`` for the others."""
+    args = (g, index) if src is None else (g, src, index)
+    return _ffi("segment_vjp", _like(g, shape), *args, **_segment_attrs(spec, backward=True))
+
+
 def _segment_bwd(spec, res, g):
     src, index = res
     if spec[4]:
         g = g[0]  # the positions have no gradient
-    if not _floating(src):
-        return _zeros(src), _float0(index)
-    op = spec[0]
-    if op in ("gather_coo", "gather_csr"):
-        d = index.ndim - 1
-        spec = spec[:2] + (np.int64(src.shape[d]),) + spec[3:]
-        args = (g, index)
-    else:
-        args = (g, src, index)
-    gs = _ffi("segment_vjp", _like(src), *args, **_segment_attrs(spec, backward=True))
-    return gs, _float0(index)
+    if spec[0] in ("gather_coo", "gather_csr"):  # src's extent along dim as dim_size
+        spec = spec[:2] + (np.int64(src.shape[index.ndim - 1]),) + spec[3:]
+        return _segment_vjp(spec, g, None, index, src.shape), _float0(index)
+    return _segment_vjp(spec, g, src, index, src.shape), _float0(index)
 
 
 _segment_op.defvjp(_segment_fwd, _segment_bwd)
@@ -420,7 +415,6 @@ def segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads)
         d = i.ndim - 1
         shape = list(g.shape)
         shape[d] = int(size) if base == "gather_coo" else max(i.shape[d] - 1, 0)
-        return _ffi("segment_vjp", _like(g, shape), g, i,
-                    **_segment_attrs(spec, backward=True)), None
+        return _segment_vjp(spec, g, None, i, shape), None
     s = _array(src, name, "src")
-    return _ffi("segment_vjp", _like(s), g, s, i, **_segment_attrs(spec, backward=True)), None
+    return _segment_vjp(spec, g, s, i, s.shape), None

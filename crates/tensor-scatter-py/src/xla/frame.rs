@@ -123,7 +123,7 @@ const BUFFER: c_int = 1;
 const ATTR_SCALAR: c_int = 3;
 const ATTR_STRING: c_int = 4;
 // Error codes (absl's).
-pub const INVALID_ARGUMENT: c_int = 3;
+const INVALID_ARGUMENT: c_int = 3;
 const RESOURCE_EXHAUSTED: c_int = 8;
 const OUT_OF_RANGE: c_int = 11;
 const INTERNAL: c_int = 13;

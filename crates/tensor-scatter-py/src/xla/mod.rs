@@ -21,8 +21,6 @@ use tensor_scatter::{
 use crate::options;
 use frame::{Call, CallFrame, FfiError, Res, handle};
 
-// --- the families -------------------------------------------------------------------------
-
 /// The options a scatter and its backward share.
 fn scatter_options(c: &Call<'_>, name: &str) -> Res<ScatterOptions> {
     let reduction = c.text("reduction")?;

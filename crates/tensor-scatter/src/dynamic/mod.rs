@@ -84,6 +84,32 @@ macro_rules! with_dtype {
     };
 }
 
+/// Runs `$body` with `$T` bound to the Rust type of the float dtype `$dtype` (the dtypes that
+/// have gradients), or evaluates `$else` with `$other` bound to any other dtype.
+macro_rules! with_float_dtype {
+    ($dtype:expr, $T:ident => $body:expr, $other:ident => $else:expr) => {
+        match $dtype {
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            $other => $else,
+        }
+    };
+}
+
 /// As [`with_index_dtype!`] for the two index dtypes the engine reads
 /// ([`with_native_index`](index::with_native_index) converts the others first).
 macro_rules! with_native_index_dtype {
@@ -139,6 +165,7 @@ macro_rules! with_index_dtype {
 pub(crate) use index::with_native_index;
 #[allow(unused_imports)] // used by the test suite
 pub(crate) use with_dtype;
+pub(crate) use with_float_dtype;
 pub(crate) use with_native_index_dtype;
 
 impl Buffer {

@@ -8,7 +8,7 @@ use crate::segment::{self as seg, Float, SegmentOptions};
 use crate::view::Tensor;
 
 use super::view::{DynView, DynViewMut, ViewElement, typed, typed_mut};
-use super::{DynTensor, with_dtype, with_native_index, with_native_index_dtype};
+use super::{DynTensor, with_dtype, with_float_dtype, with_native_index, with_native_index_dtype};
 
 /// The segment family's operators (see [`segment`](crate::segment)), for dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -337,20 +337,12 @@ fn vjp(
         };
         Ok((grads.src.into(), grads.out.map(Into::into)))
     }
-    with_native_index(op.name(), op.index_name(), index, |index| {
-        macro_rules! go {
-            ($t:ty) => {
-                with_native_index_dtype!(index.dtype(), I => run::<$t, I>(op, grad, src, index, out, opts), _ => Err(unsupported_index(op, index.dtype())))
-            };
-        }
-        match grad.dtype() {
-            DType::F64 => go!(f64),
-            DType::F32 => go!(f32),
-            DType::F16 => go!(half::f16),
-            DType::BF16 => go!(half::bf16),
-            other => Err(seg::not_float(op.name(), "grad", other)),
-        }
-    })
+    with_native_index(
+        op.name(),
+        op.index_name(),
+        index,
+        |index| with_float_dtype!(grad.dtype(), T => with_native_index_dtype!(index.dtype(), I => run::<T, I>(op, grad, src, index, out, opts), _ => Err(unsupported_index(op, index.dtype()))), other => Err(seg::not_float(op.name(), "grad", other))),
+    )
 }
 
 /// [`segment_vjp_dyn`]'s gradient with respect to `src`, written into `dst` (src's dtype and
@@ -427,18 +419,10 @@ fn vjp_out(
             ));
         }
     };
-    with_native_index(op.name(), op.index_name(), index, |index| {
-        macro_rules! go {
-            ($t:ty) => {
-                with_native_index_dtype!(index.dtype(), I => run::<$t, I>(kind, op, grad, src, index, opts, dst), _ => Err(unsupported_index(op, index.dtype())))
-            };
-        }
-        match grad.dtype() {
-            DType::F64 => go!(f64),
-            DType::F32 => go!(f32),
-            DType::F16 => go!(half::f16),
-            DType::BF16 => go!(half::bf16),
-            other => Err(seg::not_float(op.name(), "grad", other)),
-        }
-    })
+    with_native_index(
+        op.name(),
+        op.index_name(),
+        index,
+        |index| with_float_dtype!(grad.dtype(), T => with_native_index_dtype!(index.dtype(), I => run::<T, I>(kind, op, grad, src, index, opts, dst), _ => Err(unsupported_index(op, index.dtype()))), other => Err(seg::not_float(op.name(), "grad", other))),
+    )
 }

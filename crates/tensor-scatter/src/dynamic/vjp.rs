@@ -9,7 +9,7 @@ use crate::segment::Float;
 use super::gather::{DynGatherOptions, GatherOp};
 use super::scatter::ScatterOp;
 use super::view::{DynView, ViewElement, typed};
-use super::{DynTensor, with_dtype, with_native_index, with_native_index_dtype};
+use super::{DynTensor, with_dtype, with_float_dtype, with_native_index, with_native_index_dtype};
 
 /// The gradients `(d data, d updates)` of one scatter given `grad` (see
 /// [`scatter_elements_vjp`](crate::scatter_elements_vjp)). Float dtypes only.
@@ -82,18 +82,7 @@ fn scatter_vjp(
     }
     with_native_index(name, "indices", i, |i| {
         let all = [g, d, i, u];
-        macro_rules! go {
-            ($t:ty) => {
-                with_native_index_dtype!(i.dtype(), I => run::<$t, I>(op, all, opts), _ => Err(unsupported(name, i.dtype())))
-            };
-        }
-        match d.dtype() {
-            DType::F64 => go!(f64),
-            DType::F32 => go!(f32),
-            DType::F16 => go!(half::f16),
-            DType::BF16 => go!(half::bf16),
-            other => Err(crate::segment::not_float(name, "data", other)),
-        }
+        with_float_dtype!(d.dtype(), T => with_native_index_dtype!(i.dtype(), I => run::<T, I>(op, all, opts), _ => Err(unsupported(name, i.dtype()))), other => Err(crate::segment::not_float(name, "data", other)))
     })
 }
 
