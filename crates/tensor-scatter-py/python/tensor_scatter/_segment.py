@@ -60,7 +60,8 @@ def _extent(out, dim, dim_size):
 
 
 def scatter(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
-            reduce: str = "sum", *, threads: Optional[int] = None, ties: str = "split"):
+            reduce: str = "sum", *, threads: Optional[int] = None, ties: str = "split",
+            block: Optional[int] = None):
     """Reduces ``src`` into the cells ``index`` names along ``dim`` (torch_scatter's
     ``scatter``): ``reduce`` is ``"sum"`` (``"add"``), ``"mul"``, ``"mean"``, ``"min"`` or
     ``"max"``. ``index`` broadcasts against ``src`` (a 1-D index lies along ``dim``). The
@@ -69,6 +70,8 @@ def scatter(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
     values take part and ``out`` is returned. With torch tensors that require grad the call
     is differentiable; ``ties`` says where a min or max cell's gradient goes when several
     values reach it: ``"split"`` evenly (PyTorch's rule) or ``"first"`` (torch_scatter's).
+    ``block=`` (NumPy arrays) gives a float sum, mean or product by the block rule, the bits
+    :mod:`tensor_scatter.dask` gives with the same ``block`` under any chunking.
 
     >>> import numpy as np, tensor_scatter as ts
     >>> src = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]])
@@ -78,43 +81,51 @@ def scatter(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None,
            [ 4., 40.],
            [ 0.,  0.]])
     """
+    if block is not None:
+        return _blocked("scatter", src, index, out, dim, dim_size, reduce, block, threads)
     return _run("scatter", src, index, out, dim, dim_size, reduce, threads=threads, ties=ties)[0]
 
 
+def _blocked(op, src, index, out, dim, dim_size, reduce, block, threads):
+    from . import _blocks
+    block = _blocks.check_block(op, block)
+    return _blocks.one_machine(op, src, index, out, dim, dim_size, reduce, block, threads)
+
+
 def scatter_sum(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
-                threads: Optional[int] = None):
+                threads: Optional[int] = None, block: Optional[int] = None):
     """:func:`scatter` with ``reduce="sum"``.
 
     >>> import numpy as np, tensor_scatter as ts
     >>> ts.scatter_sum(np.array([1, 2, 3]), np.array([1, 1, 0]))
     array([3, 3])
     """
-    return scatter(src, index, dim, out, dim_size, "sum", threads=threads)
+    return scatter(src, index, dim, out, dim_size, "sum", threads=threads, block=block)
 
 
 scatter_add = scatter_sum
 
 
 def scatter_mul(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
-                threads: Optional[int] = None):
+                threads: Optional[int] = None, block: Optional[int] = None):
     """:func:`scatter` with ``reduce="mul"`` (empty cells are 1).
 
     >>> import numpy as np, tensor_scatter as ts
     >>> ts.scatter_mul(np.array([2.0, 3.0, 4.0]), np.array([0, 0, 2]))
     array([6., 1., 4.])
     """
-    return scatter(src, index, dim, out, dim_size, "mul", threads=threads)
+    return scatter(src, index, dim, out, dim_size, "mul", threads=threads, block=block)
 
 
 def scatter_mean(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
-                 threads: Optional[int] = None):
+                 threads: Optional[int] = None, block: Optional[int] = None):
     """:func:`scatter` with ``reduce="mean"`` (integers round toward -inf).
 
     >>> import numpy as np, tensor_scatter as ts
     >>> ts.scatter_mean(np.array([1.0, 2.0, 6.0]), np.array([0, 0, 1]))
     array([1.5, 6. ])
     """
-    return scatter(src, index, dim, out, dim_size, "mean", threads=threads)
+    return scatter(src, index, dim, out, dim_size, "mean", threads=threads, block=block)
 
 
 def scatter_min(src, index, dim: int = -1, out=None, dim_size: Optional[int] = None, *,
@@ -149,7 +160,7 @@ def scatter_max(src, index, dim: int = -1, out=None, dim_size: Optional[int] = N
 
 
 def segment_csr(src, indptr, out=None, reduce: str = "sum", *, threads: Optional[int] = None,
-                ties: str = "split"):
+                ties: str = "split", block: Optional[int] = None):
     """Reduces the segments ``[indptr[i], indptr[i + 1])`` of ``src`` along
     ``dim = indptr.ndim - 1`` (torch_scatter's ``segment_csr``); ``indptr`` must be
     non-decreasing within ``[0, src.shape[dim]]``. ``out=`` receives the result, its values
@@ -159,11 +170,13 @@ def segment_csr(src, indptr, out=None, reduce: str = "sum", *, threads: Optional
     >>> ts.segment_csr(np.arange(6.0), np.array([0, 2, 2, 6]))
     array([ 1.,  0., 14.])
     """
+    if block is not None:
+        return _blocked("csr", src, indptr, out, 0, None, reduce, block, threads)
     return _run("csr", src, indptr, out, -1, None, reduce, threads=threads, ties=ties)[0]
 
 
 def segment_coo(src, index, out=None, dim_size: Optional[int] = None, reduce: str = "sum", *,
-                threads: Optional[int] = None, ties: str = "split"):
+                threads: Optional[int] = None, ties: str = "split", block: Optional[int] = None):
     """Reduces ``src`` by a **sorted** ``index`` along ``dim = index.ndim - 1``
     (torch_scatter's ``segment_coo``): :func:`scatter`'s result, plus the check that
     ``index`` is sorted.
@@ -172,6 +185,8 @@ def segment_coo(src, index, out=None, dim_size: Optional[int] = None, reduce: st
     >>> ts.segment_coo(np.arange(6.0), np.array([0, 0, 2, 2, 2, 2]))
     array([ 1.,  0., 14.])
     """
+    if block is not None:
+        return _blocked("coo", src, index, out, -1, dim_size, reduce, block, threads)
     return _run("coo", src, index, out, -1, dim_size, reduce, threads=threads, ties=ties)[0]
 
 

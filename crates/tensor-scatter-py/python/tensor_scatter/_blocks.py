@@ -1,0 +1,418 @@
+"""The block rule: scatter reductions whose bits depend on the data and one block size alone,
+however the work is cut (``block=`` on one machine, every chunking and scheduler of
+:mod:`tensor_scatter.dask`).
+
+The positions along ``dim`` are cut into blocks of ``block`` consecutive positions. A float
+sum, mean or product folds each block's updates per cell in position order (from the
+reduction's exact identity, -0.0 or 1.0), and the blocks' partial tables combine in a fixed
+pairwise tree: at each level neighbours ``(2j, 2j + 1)`` combine left to right, and an odd last
+node passes up unchanged. One block (``block >= src.shape[dim]``) is the plain call. Exact
+reductions (min, max with their positions, integer and bool sums and products) give the plain
+call's bits under any cut; their partials combine in position order so the first among equals
+and the first NaN still win.
+
+A piece of work here is a *node* of that tree, computed from the positions it covers and
+restricted to a range ``[lo, hi)`` of output cells along ``dim``; nodes combine into their
+parent with :func:`combine` and the root becomes the result with :func:`finish`. Everything is
+NumPy over the one-machine kernels: the Dask graph and the one-machine call run the same
+functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from . import _native
+from ._core import segment_general
+from ._errors import ArgumentError, DTypeError
+
+# The block size the Dask functions use when none is given: large enough that a block's
+# partial table (one per block, dense over the output's range) costs little next to the
+# block's updates, small enough that a chunk of a few million positions holds several.
+DEFAULT_BLOCK = 1 << 20
+
+
+class Spec(NamedTuple):
+    """One reduction as the block rule runs it."""
+    op: str           # "scatter", "coo" or "csr": the public function (its error messages)
+    reduce: str       # "sum", "mul", "mean", "min" or "max"
+    dim: int          # the scattered axis, >= 0
+    rows: bool        # a 1-D index along dim (one destination per position), else per element
+    dtype: Any        # the result's dtype
+    wide: Any         # the dtype partial tables accumulate in (float32 for 16-bit floats)
+    n: int            # src.shape[dim]: positions, and an empty cell's arg
+    block: int        # positions per block (n or more: one block)
+    want_arg: bool    # min/max positions wanted
+
+    @property
+    def tree(self) -> bool:
+        """Whether the reduction rounds, so the blocks' tree decides its bits."""
+        return self.reduce in ("sum", "mean", "mul") and np.dtype(self.wide).kind in "fc"
+
+    @property
+    def blocks(self) -> int:
+        return max(1, -(-self.n // self.block))
+
+
+_NAME = {"scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr"}
+
+
+def wide_dtype(dtype):
+    """float32 for float16 and bfloat16 (their sums accumulate there and round once)."""
+    d = np.dtype(dtype)
+    return np.dtype(np.float32) if d.kind == "f" and d.itemsize == 2 or d.name == "bfloat16" else d
+
+
+def check_block(op: str, block) -> Optional[int]:
+    """``block`` as a positive int, or ``None``."""
+    if block is None:
+        return None
+    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)):
+        raise ArgumentError(f"{_NAME.get(op, op)}: block: expected a positive int or None, "
+                            f"got {block!r}")
+    if block <= 0:
+        raise ArgumentError(f"{_NAME.get(op, op)}: block: {block} is not positive")
+    return int(block)
+
+
+def levels(nblocks: int) -> int:
+    """The root's level: the smallest ``L`` with ``2**L >= nblocks``."""
+    return max(0, (nblocks - 1).bit_length())
+
+
+def node_span(spec: Spec, level: int, j: int) -> Tuple[int, int]:
+    """The positions ``[a, b)`` node ``(level, j)`` covers (empty past the last block)."""
+    a = min(spec.n, (j << level) * spec.block)
+    b = min(spec.n, ((j + 1) << level) * spec.block)
+    return a, b
+
+
+def children(spec: Spec, level: int, j: int):
+    """The children of node ``(level, j)`` that exist: one when the right one lies past the
+    last block (the left passes up unchanged)."""
+    left = (level - 1, 2 * j)
+    if ((2 * j + 1) << (level - 1)) >= spec.blocks:
+        return (left,)
+    return left, (level - 1, 2 * j + 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Partials: a tuple (values, counts) for the tree reductions (counts: int64 per cell, to tell an
+# untouched cell from a sum of -0.0 and to divide a mean), (values,) for integer and bool sums
+# and products, (values, arg) for min and max (arg global, n for none).
+
+def _run(op, src, index, out, dim, dim_size, reduce, want_arg=False, threads=None):
+    """The one-machine kernel on NumPy arrays (``_segment._run`` without the other kinds)."""
+    options = (dim, dim_size, reduce, want_arg, True, threads)
+    r = _native.segment(op, src, index, out, *options)
+    return r if r is not None else segment_general(op, src, index, out, *options)
+
+
+def _take(spec: Spec, src, index, lo: int, hi: int):
+    """The positions of a piece that reach ``[lo, hi)``, as (src, index relative to ``lo``, the
+    positions kept or ``None`` for all, the table's extent): rows out of range are dropped;
+    per-element updates out of range go to one spare cell past the range (cut off by
+    :func:`_cut`)."""
+    index = np.asarray(index)
+    inside = (index >= lo) & (index < hi)
+    if inside.all():
+        return src, (index - lo if lo else index), None, hi - lo
+    if spec.rows:
+        keep = np.flatnonzero(inside)
+        return np.take(src, keep, axis=spec.dim), index[keep] - lo, keep, hi - lo
+    return src, np.where(inside, index - lo, hi - lo), None, hi - lo + 1
+
+
+def _cut(spec: Spec, part, cells: int):
+    """The partial's arrays without the spare cell :func:`_take` may have added."""
+    if spec.rows:
+        return tuple(part)
+    return tuple(p if p.shape[spec.dim] == cells else
+                 np.take(p, np.arange(cells), axis=spec.dim) for p in part)
+
+
+def _along(spec: Spec, a, start: int, stop: int, index=False):
+    """Positions ``[start, stop)`` of ``src`` (or of the index: a 1-D one in row mode)."""
+    if index and spec.rows:
+        return a[start:stop]
+    sl = [slice(None)] * a.ndim
+    sl[spec.dim] = slice(start, stop)
+    return a[tuple(sl)]
+
+
+def _counts(spec: Spec, index, cells: int):
+    """How many positions reach each cell (per row in row mode)."""
+    if spec.rows:
+        return np.bincount(index, minlength=cells).astype(np.int64, copy=False)
+    return _run("scatter", np.ones(index.shape, np.int64), index, None, spec.dim, cells, "sum")[0]
+
+
+def _start(spec: Spec, start, exact: bool):
+    """The starting values (``out=``'s) of the cells ``[lo, hi)`` as a private table, with the
+    spare cell of :func:`_take` unless ``exact``."""
+    table = np.array(start)
+    if exact:
+        return table
+    shape = list(table.shape)
+    shape[spec.dim] = 1
+    return np.concatenate([table, np.zeros(shape, table.dtype)], axis=spec.dim)
+
+
+def span(spec: Spec, src, index, pos0: int, a: int, b: int, lo: int, hi: int, start=None,
+         threads: Optional[int] = None):
+    """The exact reductions' partial of positions ``[a, b)`` for the cells ``[lo, hi)``,
+    from a piece that starts at position ``pos0``; ``start`` (the output's starting values,
+    only for the piece holding position 0) folds first."""
+    src = _along(spec, src, a - pos0, b - pos0)
+    index = np.asarray(_along(spec, index, a - pos0, b - pos0, index=True))
+    src, index, kept, table = _take(spec, src, index, lo, hi)
+    red, m = spec.reduce, src.shape[spec.dim]
+    out = None if start is None else _start(spec, start, table == hi - lo)
+    if red in ("min", "max"):
+        vals, arg = _run("scatter", src, index, out, spec.dim, table, red, True,
+                         threads=threads)
+        where = arg if kept is None else kept[np.minimum(arg, max(m - 1, 0))] if m else arg
+        # None: n, or -1 for a cell that kept its starting value (present, earliest).
+        arg = np.where(arg == m, spec.n if out is None else -1, where + a)
+        return _cut(spec, (vals, arg), hi - lo)
+    fold = "sum" if red == "mean" else red
+    vals = _run("scatter", src, index, out, spec.dim, table, fold, threads=threads)[0]
+    if red != "mean":  # integer and bool sums and products
+        return _cut(spec, (vals,), hi - lo)
+    counts = _counts(spec, index, table) + (out is not None)
+    return _cut(spec, (vals, counts), hi - lo)
+
+
+def node(spec: Spec, src, index, pos0: int, level: int, j: int, lo: int, hi: int, start=None,
+         threads: Optional[int] = None):
+    """Node ``(level, j)``'s partial for the cells ``[lo, hi)``, from a piece of ``src`` and
+    ``index`` (aligned with it) that covers the node's positions and starts at ``pos0``.
+    ``start`` (the output's starting values) begins block 0's fold."""
+    a, b = node_span(spec, level, j)
+    if not spec.tree:
+        return span(spec, src, index, pos0, a, b, lo, hi, start, threads)
+    src = _along(spec, src, a - pos0, b - pos0)
+    index = np.asarray(_along(spec, index, a - pos0, b - pos0, index=True))
+    src, index, kept, table = _take(spec, src, index, lo, hi)
+    # Float sums, means and products: each block folded from the exact identity (-0.0, 1.0)
+    # or the starting values, then paired in order as a binary counter pairs them.
+    if src.dtype != spec.wide:
+        src = src.astype(spec.wide)
+    fold = "mul" if spec.reduce == "mul" else "sum"
+    shape = list(src.shape)
+    shape[spec.dim] = table
+    stack = []  # (level, partial), levels decreasing
+    for blk in range(j << level, min(spec.blocks, (j + 1) << level)):
+        ba = blk * spec.block - a
+        bb = min(spec.n, (blk + 1) * spec.block) - a
+        if kept is not None:
+            ba, bb = int(np.searchsorted(kept, ba)), int(np.searchsorted(kept, bb))
+        if blk == 0 and start is not None:
+            vals = _start(spec, start, table == hi - lo).astype(spec.wide)
+        else:
+            vals = np.full(shape, 1.0 if fold == "mul" else -0.0, spec.wide)
+        i = _along(spec, index, ba, bb, index=True)
+        if bb > ba:
+            _run("scatter", _along(spec, src, ba, bb), i, vals, spec.dim, table, fold,
+                 threads=threads)
+        if fold == "mul":
+            part = (vals,)
+        else:
+            part = (vals, _counts(spec, i, table) + (blk == 0 and start is not None))
+        stack.append((0, part))
+        while len(stack) >= 2 and stack[-1][0] == stack[-2][0]:
+            lv = stack[-2][0]
+            stack[-2:] = [(lv + 1, combine(spec, stack[-2][1], stack[-1][1]))]
+    part = stack[-1][1]
+    for _, left in reversed(stack[:-1]):  # an odd tail passes up: combine from the right
+        part = combine(spec, left, part)
+    return _cut(spec, part, hi - lo)
+
+
+def combine(spec: Spec, left, right):
+    """The parent of two neighbouring nodes (``left`` covers the earlier positions)."""
+    red = spec.reduce
+    if red in ("min", "max"):
+        (lv, la), (rv, ra) = left, right
+        take = (la == spec.n) | (_later_wins(lv, rv, red) & (ra != spec.n))
+        # (arg -1: the cell's starting value, present and earliest)
+        return np.where(take, rv, lv), np.where(take, ra, la)
+    if red == "mul":
+        return (left[0] * right[0],)
+    if left[0].dtype == np.bool_:
+        return (left[0] | right[0],)
+    if red == "mean":
+        return left[0] + right[0], left[1] + right[1]
+    return (left[0] + right[0],) + tuple(a + b for a, b in zip(left[1:], right[1:]))
+
+
+def _later_wins(lv, rv, red):
+    """Where the later value replaces the earlier under the library's min/max: NaN propagates
+    (the first NaN stays), +0 > -0, the first among equals stays."""
+    if lv.dtype.kind not in "fc" and lv.dtype.name != "bfloat16":
+        return rv > lv if red == "max" else rv < lv
+    lw, rw = lv.astype(np.float64) if lv.dtype.itemsize < 4 else lv, \
+        rv.astype(np.float64) if rv.dtype.itemsize < 4 else rv
+    lnan, rnan = np.isnan(lw), np.isnan(rw)
+    better = rw > lw if red == "max" else rw < lw
+    zeros = (lw == 0) & (rw == 0)
+    ls, rs = np.signbit(lw), np.signbit(rw)
+    better |= zeros & ((ls & ~rs) if red == "max" else (rs & ~ls))
+    return ~lnan & (rnan | better)
+
+
+def finish(spec: Spec, part):
+    """The result (and positions, when wanted) from the root's partial."""
+    red = spec.reduce
+    if red in ("min", "max"):
+        vals, arg = part
+        return (vals, np.where(arg < 0, spec.n, arg)) if spec.want_arg else (vals,)
+    vals = part[0]
+    if not spec.tree and red != "mean":
+        return (vals,)
+    counts = _spread(spec, part[1], vals) if red != "mul" else None
+    if not spec.tree:  # integer means: the wrapped sum floor-divided by the count
+        wide = np.uint64 if vals.dtype.kind == "u" else np.int64
+        q = vals.astype(wide) // np.maximum(counts, 1).astype(wide)
+        return (np.where(counts == 0, 0, q).astype(spec.dtype),)
+    if red == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            vals = vals / counts.astype(spec.wide)
+    if red != "mul":  # a cell nothing reached is +0.0; a sum of -0.0 stays -0.0
+        vals = np.where(counts == 0, np.zeros((), spec.wide), vals)
+    # NaN made canonical, as the kernels make it (inf + -inf gives the hardware's own NaN).
+    vals = np.where(np.isnan(vals), np.array(np.nan, spec.wide), vals)
+    return (vals.astype(spec.dtype, copy=False),)
+
+
+def _spread(spec: Spec, counts, vals):
+    """Per-row counts shaped to broadcast against the table."""
+    if not spec.rows:
+        return counts
+    shape = [1] * vals.ndim
+    shape[spec.dim] = counts.shape[0]
+    return counts.reshape(shape)
+
+
+def root(spec: Spec, src, index, lo: int, hi: int, start=None,
+         threads: Optional[int] = None):
+    """The whole tree over an in-memory ``src``: :func:`finish` of the root's partial."""
+    if not spec.tree:
+        return finish(spec, span(spec, src, index, 0, 0, spec.n, lo, hi, start, threads))
+    return finish(spec, node(spec, src, index, 0, levels(spec.blocks), 0, lo, hi, start,
+                             threads))
+
+
+def make_spec(op, src_dtype, ndim, dim, index_ndim, reduce, n, block, want_arg) -> Spec:
+    """The :class:`Spec` of a call, after the operator's own checks."""
+    name = _NAME.get(op, op)
+    if reduce == "add":
+        reduce = "sum"
+    if reduce not in ("sum", "mul", "mean", "min", "max"):
+        raise ArgumentError(f"{name}: reduce: {reduce!r} is not one of 'sum', 'add', 'mul', "
+                            "'mean', 'min', 'max'")
+    d = np.dtype(src_dtype)
+    if d.kind == "c":
+        raise DTypeError(f"{name}: src: dtype {d} is not supported")
+    if d == np.bool_ and reduce == "mean":
+        raise DTypeError(f"{name}: reduction: 'mean' is not supported: mean is not defined for "
+                         "bool data")
+    if not -ndim <= dim < ndim:
+        raise ArgumentError(f"{name}: dim: {dim} is out of range for src of rank {ndim}")
+    dim = dim + ndim if dim < 0 else dim
+    return Spec(op, reduce, dim, index_ndim == 1, d, wide_dtype(d), n,
+                block if block is not None else max(n, 1), want_arg)
+
+
+def check_index(spec: Spec, cells: int, index, pos0: int = 0):
+    """``index`` with every value checked in ``[0, cells)`` before anything runs: the error
+    names the whole call's position, as the one-machine kernels do."""
+    from ._errors import OutOfRangeError
+    index = np.asarray(index)
+    if index.size:
+        bad = (index < 0) | (index >= cells)
+        if bad.any():
+            at = np.unravel_index(int(np.argmax(bad)), index.shape)
+            pos = list(at)
+            pos[0 if spec.rows else spec.dim] += pos0
+            where = ", ".join(map(str, pos))
+            raise OutOfRangeError(f"{_NAME[spec.op]}: index: index {int(index[at])} at position "
+                                  f"[{where}] is out of range for dimension {spec.dim} of size "
+                                  f"{cells}")
+    return index
+
+
+def check_sorted(spec: Spec, index, pos0: int = 0):
+    """A ``segment_coo`` index checked sorted along its last axis."""
+    if index.shape[-1] > 1:
+        down = np.diff(index, axis=-1) < 0
+        if down.any():
+            at = np.unravel_index(int(np.argmax(down)), down.shape)
+            nxt = at[:-1] + (at[-1] + 1,)
+            pos = ", ".join(map(str, nxt[:-1] + (nxt[-1] + pos0,)))
+            raise ArgumentError(f"segment_coo: index: must be sorted along dim {index.ndim - 1}, "
+                                f"but {int(index[nxt])} at position [{pos}] follows "
+                                f"{int(index[at])}")
+
+
+def one_machine(op: str, src, index, out, dim: int, dim_size, reduce: str, block: int,
+                threads: Optional[int]):
+    """``scatter`` / ``segment_coo`` / ``segment_csr`` with ``block=``, for NumPy arrays: the
+    float sums, means and products by the block rule; the others as without it."""
+    name = _NAME[op]
+    for a, what in ((src, "src"), (index, "index" if op != "csr" else "indptr"), (out, "out")):
+        if a is not None and not isinstance(a, np.ndarray):
+            raise ArgumentError(f"{name}: {what}: block= takes NumPy arrays, got "
+                                f"{type(a).__name__}")
+    if op == "csr":
+        if index.ndim != 1:
+            raise ArgumentError(f"segment_csr: indptr: block= takes a 1-D indptr, got rank "
+                                f"{index.ndim}")
+        n = src.shape[0] if src.ndim else 0
+        if index.size == 0 or (np.diff(index) < 0).any() or index[0] < 0 or index[-1] > n:
+            raise ArgumentError(f"segment_csr: indptr: must be non-decreasing within [0, {n}]")
+        cells = index.size - 1
+        seg = np.full(n, cells, np.int64)
+        seg[index[0]:index[-1]] = np.repeat(np.arange(cells), np.diff(index))
+        spec = make_spec(op, src.dtype, src.ndim, 0, 1, reduce, n, block, False)
+        r = root(spec, src, seg, 0, cells, threads=threads)[0]
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+    if op == "coo":
+        dim = index.ndim - 1
+    if index.dtype.kind not in "iu":
+        raise ArgumentError(f"{name}: index: dtype {index.dtype} is not an integer type")
+    if not -src.ndim <= dim < src.ndim:
+        raise ArgumentError(f"{name}: dim: {dim} is out of range for src of rank {src.ndim}")
+    d = dim + src.ndim if dim < 0 else dim
+    spec = make_spec(op, src.dtype, src.ndim, d, index.ndim, reduce, src.shape[d], block, False)
+    if not spec.rows:
+        shape = index.shape + (1,) * (src.ndim - index.ndim)
+        try:
+            index = np.broadcast_to(index.reshape(shape), src.shape)
+        except ValueError:
+            raise ArgumentError(f"{name}: index: shape {index.shape} does not broadcast against "
+                                f"src's {src.shape}") from None
+    elif index.shape[0] != src.shape[d]:
+        raise ArgumentError(f"{name}: index: its {index.shape[0]} entries do not match src's "
+                            f"{src.shape[d]} along dim {d}")
+    if op == "coo":
+        check_sorted(spec, index)
+    if dim_size is None:
+        dim_size = out.shape[d] if out is not None else (int(index.max()) + 1 if index.size
+                                                          else 0)
+    check_index(spec, dim_size, index)
+    if out is not None:
+        want = src.shape[:d] + (dim_size,) + src.shape[d + 1:]
+        if out.shape != want or out.dtype != src.dtype:
+            raise ArgumentError(f"{name}: out: expected shape {want} and dtype {src.dtype}, got "
+                                f"{out.shape} and {out.dtype}")
+    r = root(spec, src, index, 0, dim_size, start=out, threads=threads)[0]
+    if out is not None:
+        out[...] = r
+        return out
+    return r
