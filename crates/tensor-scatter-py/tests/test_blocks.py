@@ -19,13 +19,13 @@ def _wide(dtype):
     return np.dtype(np.float32) if d.itemsize == 2 else d
 
 
-def oracle(src, index, dim, cells, reduce, block, out=None):
+def oracle(src, index, dim, cells, reduce, block, out=None, per_update=False):
     """The block rule, one scalar step at a time: per output element, the positions that
     reach it (in order), each block's fold from the identity (or ``out``'s value, in block
     0), the tree over the blocks by recursion, then the mean's division, NaN made canonical,
     one rounding to the dtype."""
     dtype = src.dtype
-    w = _wide(dtype)
+    w = dtype if per_update else _wide(dtype)
     n = src.shape[dim]
     nblocks = max(1, -(-n // block))
     ident = w.type(1.0 if reduce == "mul" else -0.0)
@@ -109,6 +109,20 @@ def test_block_rule_is_the_oracle(dtype, reduce, block):
     got = ts.scatter(src, index, dim=1, out=out, reduce=reduce, block=block)
     assert got is out
     _bits(got, want)
+    # the ONNX forms: data starts the fold, 16-bit floats round at every step ("per_update")
+    red = "add" if reduce == "sum" else reduce
+    if red == "mean":
+        return
+    data = _data(rng, dtype, (5, 2))
+    idx = rng.integers(-5, 5, (4, 9))
+    upd = _data(rng, dtype, (4, 9, 2))
+    want = oracle(upd.reshape(36, 2), idx.reshape(36) % 5, 0, 5, reduce, block, out=data,
+                  per_update=True)
+    _bits(ts.scatter_update(data, idx, upd, reduction=red, block=block), want)
+    ie = rng.integers(0, 5, (7, 2))
+    ue = _data(rng, dtype, (7, 2))
+    _bits(ts.scatter_elements(data, ie, ue, reduction=red, block=block),
+          oracle(ue, ie, 0, 5, reduce, block, out=data, per_update=True))
 
 
 def test_signed_zero_and_nan():
@@ -145,6 +159,20 @@ def test_one_block_is_the_plain_call(dtype, reduce):
         for block in (1, 4, 9):
             _bits(ts.scatter(src, index, dim=0, dim_size=6, reduce=reduce, block=block),
                   ts.scatter(src, index, dim=0, dim_size=6, reduce=reduce))
+    # the ONNX forms (a replacement too), negative indices wrapping
+    if reduce == "mean":
+        return
+    red = "add" if reduce == "sum" else reduce
+    idx = rng.integers(-6, 6, (3, 7))
+    upd = src[:21].reshape(3, 7, 3)
+    for r in (red, "none"):
+        blocks = (21, 50) + ((1, 4) if exact or r == "none" else ())
+        for block in blocks:
+            _bits(ts.scatter_update(out, idx, upd, reduction=r, block=block),
+                  ts.scatter_update(out, idx, upd, reduction=r))
+            _bits(ts.scatter_elements(out, index[:15].reshape(5, 3), src[:5], reduction=r,
+                                      block=block),
+                  ts.scatter_elements(out, index[:15].reshape(5, 3), src[:5], reduction=r))
 
 
 def test_segment_forms():
@@ -193,6 +221,11 @@ def test_errors():
         ts.scatter(src > 0, index, dim=0, reduce="mean", block=2)
     with pytest.raises(ts.ArgumentError, match="out: expected shape"):
         ts.scatter(src, index, dim=0, out=np.zeros(10), block=2)
+    with pytest.raises(ts.ArgumentError, match="scatter_update: block: takes the default"):
+        ts.scatter_update(src, index, src, include_self=False, block=2)
+    with pytest.raises(ts.ArgumentError, match="scatter_elements: indices: block="):
+        ts.scatter_elements(np.zeros((2, 3)), np.zeros((1, 3), np.int64), np.zeros((1, 3)),
+                            axis=1, block=2)
     torch = pytest.importorskip("torch")
     with pytest.raises(ts.ArgumentError, match="block= takes NumPy arrays"):
         ts.scatter(torch.ones(10), torch.tensor(index), dim=0, block=2)

@@ -103,6 +103,28 @@ def _cases():
                           lambda r=red, ch=ch: tsd.segment_csr(
                               da.from_array(sp, chunks=(ch, 2)), indptr, None, r, block=16,
                               out_chunks=11)))
+    # the ONNX forms into a chunked Dask data (np.add.at into a table), negative indices
+    data = _src(np.float32, (40, 2), 5)
+    ui = rng.integers(-40, 40, N)
+    upd = _src(np.float32, (N, 2), 6)
+    for red in ("none", "add", "mul", "min", "max"):
+        for ch in CHUNKINGS[1:]:
+            cases.append((f"update-{red}-{ch[:2]}",
+                          lambda r=red: ts.scatter_update(data, ui, upd, reduction=r, block=16),
+                          lambda r=red, ch=ch: tsd.scatter_update(
+                              da.from_array(data, chunks=(9, 1)), da.from_array(ui, chunks=ch),
+                              da.from_array(upd, chunks=(ch, 2)), reduction=r, block=16)))
+    de = _src(np.float64, (3, 40), 7)
+    ie2 = rng.integers(0, 40, (3, N))
+    ue = _src(np.float64, (3, N), 8)
+    for red in ("none", "add", "max"):
+        for ch in CHUNKINGS[1:]:
+            cases.append((f"elements-{red}-{ch[:2]}",
+                          lambda r=red: ts.scatter_elements(de, ie2, ue, axis=1, reduction=r,
+                                                            block=16),
+                          lambda r=red, ch=ch: tsd.scatter_elements(
+                              da.from_array(de, chunks=(2, 7)), da.from_array(ie2, chunks=(3, ch)),
+                              da.from_array(ue, chunks=(1, ch)), axis=1, reduction=r, block=16)))
     return cases
 
 
@@ -159,6 +181,13 @@ def test_nothing_runs_until_asked():
     r = tsd.scatter(src, np.zeros(100, np.int64), 0, dim_size=2, out_chunks=1)
     assert calls == [] and isinstance(r, da.Array) and r.chunks == ((1, 1),)
     assert r.compute(scheduler="sync").tolist() == [100.0, 0.0]
+    # the ONNX forms keep data's chunks
+    calls.clear()
+    data = da.zeros((10, 4), chunks=(3, 2), dtype=np.float32)
+    r = tsd.scatter_update(data, np.zeros((5, 20), np.int64), src.reshape(5, 20, 1) *
+                           np.ones(4, np.float32), reduction="add")
+    assert r.chunks == data.chunks and calls == []
+    assert r.compute(scheduler="sync")[0].tolist() == [100.0] * 4
 
 
 def test_errors_when_computed_and_nothing_written():
@@ -171,6 +200,14 @@ def test_errors_when_computed_and_nothing_written():
                        match=r"scatter: index: index 5 at position \[27\] is out of range"):
         r.compute(scheduler="threads")
     assert data.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]  # the Dask data's memory untouched
+    r = tsd.scatter_update(da.from_array(data, chunks=2), da.from_array(bad, chunks=7), src,
+                           reduction="add")
+    with pytest.raises(ts.OutOfRangeError, match=r"scatter_update: index: index 5 at position"):
+        r.compute(scheduler="threads")
+    ok = tsd.scatter_update(da.from_array(data, chunks=2), np.arange(30) % 5, src,
+                            reduction="add").compute()
+    assert ok.tolist() == [6.0, 7.0, 8.0, 9.0, 10.0]
+    assert data.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     # sorted within every chunk, not across: found when computed
     coo = da.from_array(np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1] + [9] * 18), chunks=10)
     r = tsd.segment_coo(src, coo, dim_size=10)

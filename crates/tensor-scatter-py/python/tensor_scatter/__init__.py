@@ -120,7 +120,7 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
                      include_self: bool = True, negative_indices: str = "wrap",
                      out_of_range: str = "error", accumulation: str = "per_update",
                      updates_window: bool = False, threads: Optional[int] = None, out=None,
-                     ties: str = "split"):
+                     ties: str = "split", block: Optional[int] = None):
     """ONNX ScatterElements / PyTorch ``scatter_reduce``: ``out = data``, then for every
     position ``p`` of ``indices`` (row-major), ``out[p with p[axis] = indices[p]]`` combines
     ``updates[p]`` by ``reduction`` ("none", "add", "sub", "mul", "min", "max", "mean"), in
@@ -133,7 +133,9 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     dim and reads only the window ``indices`` covers (PyTorch's ``src`` rule). ``out=data``
     scatters in place; another ``out`` receives the result. Returns ``out``, or a new array of
     ``data``'s kind. With torch tensors that require grad the call is differentiable (see
-    :func:`scatter_elements_vjp`; ``ties`` is its rule for min and max).
+    :func:`scatter_elements_vjp`; ``ties`` is its rule for min and max). ``block=`` (NumPy
+    arrays, default options) gives a float ``"add"`` by the block rule, the bits
+    :mod:`tensor_scatter.dask` gives with the same ``block`` under any chunking.
 
     >>> import numpy as np
     >>> scatter_elements(np.zeros((2, 3), np.float32), np.array([[2, 2], [0, 1]]),
@@ -143,6 +145,9 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     """
     if ties != "split" and ties != "first":
         raise ArgumentError(f"{SCATTER_NAMES['elements']}: ties: {ties!r} is not 'split' or 'first'")
+    if block is not None:
+        return _blocked("elements", data, indices, updates, axis, reduction, block, out, threads,
+                        (include_self, negative_indices, out_of_range, accumulation, updates_window))
     r = None if compiling() else _native.scatter(
         "elements", data, indices, updates, out, axis, reduction, include_self, negative_indices,
         out_of_range, accumulation, threads, updates_window)
@@ -151,6 +156,17 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
                updates_window)
     return _scatter_any("elements", data, indices, updates, out, options, ties)
+
+
+def _blocked(op, data, indices, updates, axis, reduction, block, out, threads, others):
+    """``block=``: the block rule (see ``tensor_scatter.dask``), with the default options."""
+    from . import _blocks
+    block = _blocks.check_block(op, block)
+    if others != (True, "wrap", "error", "per_update", False):
+        raise ArgumentError(f"{SCATTER_NAMES[op]}: block: takes the default include_self, "
+                            "negative_indices, out_of_range, accumulation and updates_window")
+    return _blocks.one_machine_onnx(op, data, indices, updates, axis, reduction, block, out,
+                                    threads)
 
 
 def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self: bool = True,
@@ -183,7 +199,8 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
 def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "none",
                    include_self: bool = True, negative_indices: str = "wrap",
                    out_of_range: str = "error", accumulation: str = "per_update",
-                   threads: Optional[int] = None, out=None, ties: str = "split"):
+                   threads: Optional[int] = None, out=None, ties: str = "split",
+                   block: Optional[int] = None):
     """OpenVINO ScatterUpdate / PyTorch ``index_add_`` and ``index_copy_`` / ``np.add.at``
     with whole slices: every index ``j = indices[q]`` addresses the slice ``data[..., j, ...]``
     along ``axis``, which combines ``updates[..., q, ...]`` (``updates`` has shape
@@ -196,6 +213,9 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     """
     if ties != "split" and ties != "first":
         raise ArgumentError(f"{SCATTER_NAMES['update']}: ties: {ties!r} is not 'split' or 'first'")
+    if block is not None:
+        return _blocked("update", data, indices, updates, axis, reduction, block, out, threads,
+                        (include_self, negative_indices, out_of_range, accumulation, False))
     r = None if compiling() else _native.scatter(
         "update", data, indices, updates, out, axis, reduction, include_self, negative_indices,
         out_of_range, accumulation, threads, False)

@@ -25,7 +25,7 @@ def scatter_elements(
     include_self: bool = True, negative_indices: Negative = "wrap",
     out_of_range: ScatterOutOfRange = "error", accumulation: AccumulationMode = "per_update",
     updates_window: bool = False, threads: Optional[int] = None, out: Optional[Any] = None,
-    ties: Ties = "split",
+    ties: Ties = "split", block: Optional[int] = None,
 ) -> Array: ...
 def scatter_nd(
     data: Array, indices: Any, updates: Any, *, reduction: Reduction = "none",
@@ -38,6 +38,7 @@ def scatter_update(
     include_self: bool = True, negative_indices: Negative = "wrap",
     out_of_range: ScatterOutOfRange = "error", accumulation: AccumulationMode = "per_update",
     threads: Optional[int] = None, out: Optional[Any] = None, ties: Ties = "split",
+    block: Optional[int] = None,
 ) -> Array: ...
 def gather(
     data: Array, indices: Any, *, axis: int = 0, batch_dims: int = 0,

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import _native
-from ._core import segment_general
+from ._core import _scatter, segment_general
 from ._errors import ArgumentError, DTypeError
 
 # The block size the Dask functions use when none is given: large enough that a block's
@@ -49,14 +49,22 @@ class Spec(NamedTuple):
     @property
     def tree(self) -> bool:
         """Whether the reduction rounds, so the blocks' tree decides its bits."""
-        return self.reduce in ("sum", "mean", "mul") and np.dtype(self.wide).kind in "fc"
+        return self.reduce in ("sum", "mean", "mul") and is_float(self.wide)
 
     @property
     def blocks(self) -> int:
         return max(1, -(-self.n // self.block))
 
 
-_NAME = {"scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr"}
+_NAME = {"scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr",
+         "update": "scatter_update", "elements": "scatter_elements"}
+ONNX = ("update", "elements")  # data-first operators: every cell starts from data
+
+
+def is_float(dtype) -> bool:
+    """A float dtype (ml_dtypes' bfloat16 is a NumPy "void" kind)."""
+    d = np.dtype(dtype)
+    return d.kind == "f" or d.name == "bfloat16"
 
 
 def wide_dtype(dtype):
@@ -110,12 +118,44 @@ def _run(op, src, index, out, dim, dim_size, reduce, want_arg=False, threads=Non
     return r if r is not None else segment_general(op, src, index, out, *options)
 
 
-def _take(spec: Spec, src, index, lo: int, hi: int):
+def _kernel(spec: Spec, vals, src, index, table: int, red: str, threads=None):
+    """Folds the piece into ``vals`` in place with the operator's own kernel."""
+    if spec.op in ONNX:
+        options = (spec.dim, "add" if red == "sum" else red, True, "error", "error",
+                   "per_update", threads, False)
+        r = _native.scatter(spec.op, vals, index, src, vals, *options)
+        if r is None:
+            _scatter(spec.op, _NAME[spec.op], vals, index, src, vals, *options)
+        return
+    _run("scatter", src, index, vals, spec.dim, table, red, threads=threads)
+
+
+def _identity(spec: Spec, shape):
+    """A table of the reduction's identity (zeros for a replacement)."""
+    d, red = np.dtype(spec.wide), spec.reduce
+    if red in ("min", "max"):
+        if d == np.bool_:
+            v = red == "min"
+        elif d.kind in "iu":
+            v = np.iinfo(d).max if red == "min" else np.iinfo(d).min
+        else:
+            v = np.inf if red == "min" else -np.inf
+    else:
+        v = 1 if red == "mul" else (-0.0 if is_float(d) else 0)
+    return np.full(shape, v, d)
+
+
+def _take(spec: Spec, src, index, lo: int, hi: int, cells: int, pos0: int):
     """The positions of a piece that reach ``[lo, hi)``, as (src, index relative to ``lo``, the
     positions kept or ``None`` for all, the table's extent): rows out of range are dropped;
     per-element updates out of range go to one spare cell past the range (cut off by
-    :func:`_cut`)."""
+    :func:`_cut`). The whole output (``lo = 0``, ``hi = cells``) is the kernel's to check."""
     index = np.asarray(index)
+    if spec.op in ONNX and index.size and index.min() < 0:  # negative indices wrap once
+        index = np.where(index < 0, index + cells, index)
+    if lo == 0 and hi == cells:
+        return src, index, None, cells
+    check_index(spec, cells, index, pos0)
     inside = (index >= lo) & (index < hi)
     if inside.all():
         return src, (index - lo if lo else index), None, hi - lo
@@ -161,97 +201,172 @@ def _start(spec: Spec, start, exact: bool):
 
 
 def span(spec: Spec, src, index, pos0: int, a: int, b: int, lo: int, hi: int, start=None,
-         threads: Optional[int] = None):
+         threads: Optional[int] = None, cells: Optional[int] = None):
     """The exact reductions' partial of positions ``[a, b)`` for the cells ``[lo, hi)``,
     from a piece that starts at position ``pos0``; ``start`` (the output's starting values,
     only for the piece holding position 0) folds first."""
+    cells = hi if cells is None else cells
     src = _along(spec, src, a - pos0, b - pos0)
     index = np.asarray(_along(spec, index, a - pos0, b - pos0, index=True))
-    src, index, kept, table = _take(spec, src, index, lo, hi)
+    whole = index
+    src, index, kept, table = _take(spec, src, index, lo, hi, cells, a)
     red, m = spec.reduce, src.shape[spec.dim]
     out = None if start is None else _start(spec, start, table == hi - lo)
+    if spec.op in ONNX:
+        return _onnx_span(spec, src, index, whole, a, out, table, lo, hi, cells, threads)
     if red in ("min", "max"):
-        vals, arg = _run("scatter", src, index, out, spec.dim, table, red, True,
-                         threads=threads)
+        vals, arg = _checked(spec, cells, a, whole, _run, "scatter", src, index, out, spec.dim,
+                             table, red, True, threads=threads)
         where = arg if kept is None else kept[np.minimum(arg, max(m - 1, 0))] if m else arg
         # None: n, or -1 for a cell that kept its starting value (present, earliest).
         arg = np.where(arg == m, spec.n if out is None else -1, where + a)
         return _cut(spec, (vals, arg), hi - lo)
-    fold = "sum" if red == "mean" else red
-    vals = _run("scatter", src, index, out, spec.dim, table, fold, threads=threads)[0]
+    vals = _checked(spec, cells, a, whole, _run, "scatter", src, index, out, spec.dim, table,
+                    "sum" if red == "mean" else red, threads=threads)[0]
     if red != "mean":  # integer and bool sums and products
         return _cut(spec, (vals,), hi - lo)
     counts = _counts(spec, index, table) + (out is not None)
     return _cut(spec, (vals, counts), hi - lo)
 
 
-def node(spec: Spec, src, index, pos0: int, level: int, j: int, lo: int, hi: int, start=None,
+def _zero_bits(x):
+    """Where ``x`` is -0.0 (by its bits: one pass)."""
+    u = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
+    return x.view(u) == u(1 << (8 * x.dtype.itemsize - 1))
+
+
+def _zeros_reached(spec: Spec, src, index, table_shape, cells: int):
+    """The flat offsets (sorted, unique) of the cells that a -0.0 update reaches: of a sum that
+    ends at -0.0 every update was -0.0, so this tells it from a cell nothing reached."""
+    hit = _zero_bits(np.ascontiguousarray(src))
+    if not hit.any():
+        return np.empty(0, np.int64)
+    coords = list(np.nonzero(hit))
+    coords[spec.dim] = index[coords[spec.dim]] if spec.rows else index[tuple(coords)]
+    keep = coords[spec.dim] < cells  # not the spare cell
+    flat = np.ravel_multi_index([c[keep] for c in coords], table_shape)
+    return np.unique(flat)
+
+
+def fold(spec: Spec, part, src, index, pos0: int, lo: int, hi: int, cells: int, start=None,
          threads: Optional[int] = None):
-    """Node ``(level, j)``'s partial for the cells ``[lo, hi)``, from a piece of ``src`` and
-    ``index`` (aligned with it) that covers the node's positions and starts at ``pos0``.
-    ``start`` (the output's starting values) begins block 0's fold."""
-    a, b = node_span(spec, level, j)
-    if not spec.tree:
-        return span(spec, src, index, pos0, a, b, lo, hi, start, threads)
-    src = _along(spec, src, a - pos0, b - pos0)
-    index = np.asarray(_along(spec, index, a - pos0, b - pos0, index=True))
-    src, index, kept, table = _take(spec, src, index, lo, hi)
-    # Float sums, means and products: each block folded from the exact identity (-0.0, 1.0)
-    # or the starting values, then paired in order as a binary counter pairs them.
-    if src.dtype != spec.wide:
-        src = src.astype(spec.wide)
-    fold = "mul" if spec.reduce == "mul" else "sum"
+    """A block's partial for the cells ``[lo, hi)`` continued with the positions of a piece
+    (``src`` and ``index`` aligned, starting at position ``pos0``): ``part`` ``None`` starts
+    the block from the exact identity (-0.0, 1.0), or from ``start`` (the starting values of
+    those cells) for block 0. Continuing a fold with the next positions is the fold of them
+    all: a block cut across chunks folds as one."""
+    src, index, kept, table = _take(spec, src, index, lo, hi, cells, pos0)
+    spare = table != hi - lo
+    if part is not None:
+        vals = _start(spec, part[0], not spare)
+    elif start is not None:
+        vals = _start(spec, start, not spare).astype(spec.wide)
+    else:
+        shape = list(src.shape)
+        shape[spec.dim] = table
+        vals = np.full(shape, 1.0 if spec.reduce == "mul" else -0.0, spec.wide)
+    wide = src.astype(spec.wide) if src.dtype != spec.wide else src
+    if src.shape[spec.dim]:
+        _checked(spec, cells, pos0, index, _kernel, spec, vals, wide, index, table,
+                 "mul" if spec.reduce == "mul" else "sum", threads)
+    vals = _cut(spec, (vals,), hi - lo)[0]
+    if spec.reduce == "mul" or spec.op in ONNX:  # (every cell of the ONNX forms starts
+        return (vals,)                          # from data: none is empty)
+    if spec.reduce == "mean":
+        counts = _cut(spec, (_counts(spec, index, table),), hi - lo)[0]
+        counts += (start is not None) if part is None else part[1]
+        return vals, counts
+    zeros = _zeros_reached(spec, src, index, vals.shape, hi - lo)
+    if part is not None:
+        return vals, np.union1d(part[1], zeros)
+    if start is not None:  # a starting -0.0 is kept as it is
+        zeros = np.union1d(np.flatnonzero(_zero_bits(np.ascontiguousarray(start))), zeros)
+    return vals, zeros
+
+
+def _checked(spec: Spec, cells: int, pos0: int, index, f, *args, **kw):
+    """``f(*args)`` whose index error names the whole call's position."""
+    from ._errors import OutOfRangeError
+    try:
+        return f(*args, **kw)
+    except OutOfRangeError:
+        check_index(spec, cells, index, pos0)
+        raise
+
+
+def _onnx_span(spec: Spec, src, index, whole, a, out, table, lo, hi, cells, threads):
+    """An exact reduction of the ONNX forms: data (``out``) starts the piece holding position
+    0, the identity the others; a replacement also marks the cells it wrote."""
     shape = list(src.shape)
     shape[spec.dim] = table
-    stack = []  # (level, partial), levels decreasing
+    vals = out if out is not None else _identity(spec, shape)
+    if src.shape[spec.dim]:
+        _checked(spec, cells, a, whole, _kernel, spec, vals, src, index, table, spec.reduce,
+                 threads)
+    if spec.reduce != "none":
+        return _cut(spec, (vals,), hi - lo)
+    wrote = np.zeros(shape, np.bool_)
+    if src.shape[spec.dim]:
+        _kernel(spec._replace(wide=np.dtype(np.bool_)), wrote, np.ones(src.shape, np.bool_),
+                index, table, "none")
+    return _cut(spec, (vals, wrote), hi - lo)
+
+
+def node(spec: Spec, src, index, pos0: int, level: int, j: int, lo: int, hi: int, start=None,
+         threads: Optional[int] = None, cells: Optional[int] = None):
+    """Node ``(level, j)``'s partial for the cells ``[lo, hi)``, from a piece of ``src`` and
+    ``index`` (aligned with it) that covers the node's positions and starts at ``pos0``.
+    ``start`` (the starting values of the cells ``[lo, hi)``) begins block 0's fold."""
+    a, b = node_span(spec, level, j)
+    cells = hi if cells is None else cells
+    if not spec.tree:
+        return span(spec, src, index, pos0, a, b, lo, hi, start, threads, cells)
+    stack = []  # (level, partial), levels decreasing: each block paired as a binary counter
     for blk in range(j << level, min(spec.blocks, (j + 1) << level)):
-        ba = blk * spec.block - a
-        bb = min(spec.n, (blk + 1) * spec.block) - a
-        if kept is not None:
-            ba, bb = int(np.searchsorted(kept, ba)), int(np.searchsorted(kept, bb))
-        if blk == 0 and start is not None:
-            vals = _start(spec, start, table == hi - lo).astype(spec.wide)
-        else:
-            vals = np.full(shape, 1.0 if fold == "mul" else -0.0, spec.wide)
-        i = _along(spec, index, ba, bb, index=True)
-        if bb > ba:
-            _run("scatter", _along(spec, src, ba, bb), i, vals, spec.dim, table, fold,
-                 threads=threads)
-        if fold == "mul":
-            part = (vals,)
-        else:
-            part = (vals, _counts(spec, i, table) + (blk == 0 and start is not None))
+        ba, bb = blk * spec.block, min(spec.n, (blk + 1) * spec.block)
+        part = fold(spec, None, _along(spec, src, ba - pos0, bb - pos0),
+                    _along(spec, index, ba - pos0, bb - pos0, index=True), ba, lo, hi, cells,
+                    start if blk == 0 else None, threads)
         stack.append((0, part))
         while len(stack) >= 2 and stack[-1][0] == stack[-2][0]:
             lv = stack[-2][0]
-            stack[-2:] = [(lv + 1, combine(spec, stack[-2][1], stack[-1][1]))]
+            stack[-2:] = [(lv + 1, combine(spec, stack[-2][1], stack[-1][1], True))]
     part = stack[-1][1]
     for _, left in reversed(stack[:-1]):  # an odd tail passes up: combine from the right
-        part = combine(spec, left, part)
-    return _cut(spec, part, hi - lo)
+        part = combine(spec, left, part, True)
+    return part
 
 
-def combine(spec: Spec, left, right):
-    """The parent of two neighbouring nodes (``left`` covers the earlier positions)."""
+def combine(spec: Spec, left, right, private: bool = False):
+    """The parent of two neighbouring nodes (``left`` covers the earlier positions);
+    ``private``: ``left``'s arrays are this caller's own and take the result in place."""
     red = spec.reduce
+    if spec.op in ONNX and red in ("min", "max", "none"):
+        if red == "none":  # the later write wins where it wrote
+            return np.where(right[1], right[0], left[0]), left[1] | right[1]
+        return (np.where(_later_wins(left[0], right[0], red), right[0], left[0]),)
     if red in ("min", "max"):
         (lv, la), (rv, ra) = left, right
-        take = (la == spec.n) | (_later_wins(lv, rv, red) & (ra != spec.n))
         # (arg -1: the cell's starting value, present and earliest)
+        take = (la == spec.n) | (_later_wins(lv, rv, red) & (ra != spec.n))
         return np.where(take, rv, lv), np.where(take, ra, la)
-    if red == "mul":
-        return (left[0] * right[0],)
     if left[0].dtype == np.bool_:
-        return (left[0] | right[0],)
+        return (left[0] * right[0] if red == "mul" else left[0] | right[0],)
+    op = np.multiply if red == "mul" else np.add
+    with np.errstate(all="ignore"):  # overflow to inf, as the kernels' own steps
+        vals = op(left[0], right[0], out=left[0] if private else None)
+    if red == "mul" or (red == "sum" and not spec.tree) or spec.op in ONNX:
+        return (vals,)
     if red == "mean":
-        return left[0] + right[0], left[1] + right[1]
-    return (left[0] + right[0],) + tuple(a + b for a, b in zip(left[1:], right[1:]))
+        return vals, np.add(left[1], right[1], out=left[1] if private else None)
+    # a float sum: the cells -0.0 updates reached
+    return vals, (np.union1d(left[1], right[1]) if right[1].size else left[1])
 
 
 def _later_wins(lv, rv, red):
     """Where the later value replaces the earlier under the library's min/max: NaN propagates
     (the first NaN stays), +0 > -0, the first among equals stays."""
-    if lv.dtype.kind not in "fc" and lv.dtype.name != "bfloat16":
+    if not is_float(lv.dtype):
         return rv > lv if red == "max" else rv < lv
     lw, rw = lv.astype(np.float64) if lv.dtype.itemsize < 4 else lv, \
         rv.astype(np.float64) if rv.dtype.itemsize < 4 else rv
@@ -266,12 +381,22 @@ def _later_wins(lv, rv, red):
 def finish(spec: Spec, part):
     """The result (and positions, when wanted) from the root's partial."""
     red = spec.reduce
+    if spec.op in ONNX:
+        return ((_canonical(part[0]) if spec.tree else part[0]).astype(spec.dtype, copy=False),)
     if red in ("min", "max"):
         vals, arg = part
         return (vals, np.where(arg < 0, spec.n, arg)) if spec.want_arg else (vals,)
     vals = part[0]
     if not spec.tree and red != "mean":
         return (vals,)
+    if red == "sum":  # a cell nothing reached is +0.0; a sum of -0.0 updates stays -0.0
+        vals = vals.copy()
+        flat = vals.reshape(-1)
+        negzero = _zero_bits(flat)
+        if part[1].size:
+            negzero[part[1]] = False
+        flat[negzero] = 0
+        return (_canonical(vals).astype(spec.dtype, copy=False),)
     counts = _spread(spec, part[1], vals) if red != "mul" else None
     if not spec.tree:  # integer means: the wrapped sum floor-divided by the count
         wide = np.uint64 if vals.dtype.kind == "u" else np.int64
@@ -280,11 +405,14 @@ def finish(spec: Spec, part):
     if red == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             vals = vals / counts.astype(spec.wide)
-    if red != "mul":  # a cell nothing reached is +0.0; a sum of -0.0 stays -0.0
         vals = np.where(counts == 0, np.zeros((), spec.wide), vals)
-    # NaN made canonical, as the kernels make it (inf + -inf gives the hardware's own NaN).
-    vals = np.where(np.isnan(vals), np.array(np.nan, spec.wide), vals)
-    return (vals.astype(spec.dtype, copy=False),)
+    return (_canonical(vals).astype(spec.dtype, copy=False),)
+
+
+def _canonical(vals):
+    """NaN made canonical, as the kernels make it (inf + -inf gives the hardware's own NaN)."""
+    nan = np.isnan(vals)
+    return np.where(nan, np.array(np.nan, vals.dtype), vals) if nan.any() else vals
 
 
 def _spread(spec: Spec, counts, vals):
@@ -297,12 +425,14 @@ def _spread(spec: Spec, counts, vals):
 
 
 def root(spec: Spec, src, index, lo: int, hi: int, start=None,
-         threads: Optional[int] = None):
-    """The whole tree over an in-memory ``src``: :func:`finish` of the root's partial."""
+         threads: Optional[int] = None, cells: Optional[int] = None):
+    """The whole tree over an in-memory ``src`` for the cells ``[lo, hi)`` of ``cells``
+    (default ``hi``): :func:`finish` of the root's partial."""
+    cells = hi if cells is None else cells
     if not spec.tree:
-        return finish(spec, span(spec, src, index, 0, 0, spec.n, lo, hi, start, threads))
+        return finish(spec, span(spec, src, index, 0, 0, spec.n, lo, hi, start, threads, cells))
     return finish(spec, node(spec, src, index, 0, levels(spec.blocks), 0, lo, hi, start,
-                             threads))
+                             threads, cells))
 
 
 def make_spec(op, src_dtype, ndim, dim, index_ndim, reduce, n, block, want_arg) -> Spec:
@@ -310,9 +440,12 @@ def make_spec(op, src_dtype, ndim, dim, index_ndim, reduce, n, block, want_arg) 
     name = _NAME.get(op, op)
     if reduce == "add":
         reduce = "sum"
-    if reduce not in ("sum", "mul", "mean", "min", "max"):
-        raise ArgumentError(f"{name}: reduce: {reduce!r} is not one of 'sum', 'add', 'mul', "
-                            "'mean', 'min', 'max'")
+    allowed = ("none", "sum", "mul", "min", "max") if op in ONNX else \
+        ("sum", "mul", "mean", "min", "max")
+    if reduce not in allowed:
+        what = "reduction" if op in ONNX else "reduce"
+        raise ArgumentError(f"{name}: {what}: {reduce!r} is not one of "
+                            f"{', '.join(map(repr, allowed))}")
     d = np.dtype(src_dtype)
     if d.kind == "c":
         raise DTypeError(f"{name}: src: dtype {d} is not supported")
@@ -322,7 +455,7 @@ def make_spec(op, src_dtype, ndim, dim, index_ndim, reduce, n, block, want_arg) 
     if not -ndim <= dim < ndim:
         raise ArgumentError(f"{name}: dim: {dim} is out of range for src of rank {ndim}")
     dim = dim + ndim if dim < 0 else dim
-    return Spec(op, reduce, dim, index_ndim == 1, d, wide_dtype(d), n,
+    return Spec(op, reduce, dim, index_ndim == 1, d, d if op in ONNX else wide_dtype(d), n,
                 block if block is not None else max(n, 1), want_arg)
 
 
@@ -377,7 +510,7 @@ def one_machine(op: str, src, index, out, dim: int, dim_size, reduce: str, block
         seg = np.full(n, cells, np.int64)
         seg[index[0]:index[-1]] = np.repeat(np.arange(cells), np.diff(index))
         spec = make_spec(op, src.dtype, src.ndim, 0, 1, reduce, n, block, False)
-        r = root(spec, src, seg, 0, cells, threads=threads)[0]
+        r = root(spec, src, seg, 0, cells, threads=threads, cells=cells + 1)[0]
         if out is not None:
             out[...] = r
             return out
@@ -416,3 +549,55 @@ def one_machine(op: str, src, index, out, dim: int, dim_size, reduce: str, block
         out[...] = r
         return out
     return r
+
+
+def onnx_operands(op: str, data_shape, indices, updates, axis: int):
+    """(updates, index, dim) of ``scatter_update`` / ``scatter_elements`` as the block rule
+    reads them: ``scatter_update``'s indices flattened (one destination per slice, a row
+    mode) with ``updates`` to match; ``scatter_elements``' as they are, with ``updates`` of
+    ``data``'s shape but along ``axis``."""
+    name = _NAME[op]
+    r = len(data_shape)
+    if not -r <= axis < r:
+        raise ArgumentError(f"{name}: axis: {axis} is out of range for data of rank {r}")
+    a = axis + r if axis < 0 else axis
+    ishape, ushape = tuple(indices.shape), tuple(updates.shape)
+    if op == "update":
+        want = tuple(data_shape[:a]) + ishape + tuple(data_shape[a + 1:])
+        if ushape != want:
+            raise ArgumentError(f"{name}: updates: shape {ushape} does not match {want} "
+                                "(data.shape[:axis] + indices.shape + data.shape[axis+1:])")
+        k = int(np.prod(ishape, dtype=np.int64))
+        return (updates.reshape(tuple(data_shape[:a]) + (k,) + tuple(data_shape[a + 1:])),
+                indices.reshape(k), a)
+    if ushape != ishape:
+        raise ArgumentError(f"{name}: updates: shape {ushape} does not match indices' {ishape}")
+    if len(ishape) != r or any(i != d for j, (i, d) in enumerate(zip(ishape, data_shape))
+                               if j != a):
+        raise ArgumentError(f"{name}: indices: block= and the Dask functions take indices of "
+                            f"data's shape but along axis, got {ishape} for data {tuple(data_shape)}")
+    return updates, indices, a
+
+
+def one_machine_onnx(op: str, data, indices, updates, axis: int, reduction: str, block: int,
+                     out, threads: Optional[int]):
+    """``scatter_update`` / ``scatter_elements`` with ``block=``, for NumPy arrays."""
+    name = _NAME[op]
+    for x, what in ((data, "data"), (indices, "indices"), (updates, "updates"), (out, "out")):
+        if x is not None and not isinstance(x, np.ndarray):
+            raise ArgumentError(f"{name}: {what}: block= takes NumPy arrays, got "
+                                f"{type(x).__name__}")
+    if np.ndim(updates) == 0 or updates.dtype != data.dtype:
+        raise ArgumentError(f"{name}: updates: block= takes updates of data's dtype and full "
+                            "shape")
+    src, index, a = onnx_operands(op, data.shape, indices, updates, axis)
+    spec = make_spec(op, data.dtype, data.ndim, a, index.ndim if op == "elements" else 1,
+                     reduction, src.shape[a], block, False)
+    r = root(spec, src, index, 0, data.shape[a], start=data)[0]
+    if out is None:
+        return r
+    if out.shape != data.shape or out.dtype != data.dtype:
+        raise ArgumentError(f"{name}: out: expected shape {data.shape} and dtype {data.dtype}, "
+                            f"got {out.shape} and {out.dtype}")
+    out[...] = r
+    return out

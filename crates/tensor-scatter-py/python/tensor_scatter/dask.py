@@ -41,7 +41,8 @@ from ._errors import ArgumentError
 
 __all__ = [
     "scatter", "scatter_sum", "scatter_add", "scatter_mul", "scatter_mean", "scatter_min",
-    "scatter_max", "segment_coo", "segment_csr", "DEFAULT_BLOCK",
+    "scatter_max", "segment_coo", "segment_csr", "scatter_update", "scatter_elements",
+    "DEFAULT_BLOCK",
 ]
 
 DEFAULT_BLOCK = B.DEFAULT_BLOCK
@@ -52,30 +53,24 @@ DEFAULT_BLOCK = B.DEFAULT_BLOCK
 
 def _leaf(spec, cells, pos0, level, j, lo, hi, src, index, start=None):
     """Tree node ``(level, j)`` from one chunk (float sums, means, products)."""
-    index = B.check_index(spec, cells, index, pos0)
-    return B.node(spec, src, index, pos0, level, j, lo, hi, start=start, threads=1)
+    return B.node(spec, src, index, pos0, level, j, lo, hi, start=start, threads=1, cells=cells)
 
 
-def _straddle(spec, cells, pos0, j, lo, hi, srcs, indexes, start=None):
-    """Block ``j`` from the pieces of the chunks it spans, in order."""
-    axis = 0 if spec.rows else spec.dim
-    src = np.concatenate(srcs, axis=spec.dim)
-    index = B.check_index(spec, cells, np.concatenate(indexes, axis=axis), pos0)
-    return B.node(spec, src, index, pos0, 0, j, lo, hi, start=start, threads=1)
+def _continue(spec, cells, pos0, a, b, lo, hi, part, src, index, start=None):
+    """A block's fold over positions ``[a, b)`` continued with a chunk (from ``pos0``) it
+    spans: the block cut across chunks folds as one."""
+    pa, pb = a - pos0, b - pos0
+    return B.fold(spec, part, B._along(spec, src, pa, pb),
+                  B._along(spec, np.asarray(index), pa, pb, index=True), a, lo, hi, cells,
+                  start, threads=1)
 
 
 def _span(spec, cells, pos0, lo, hi, src, index, start=None):
     """A whole chunk's partial (exact reductions: the order of the combination is all that
     matters)."""
-    index = B.check_index(spec, cells, index, pos0)
     m = src.shape[spec.dim]
-    return B.span(spec, src, index, pos0, pos0, pos0 + m, lo, hi, start=start, threads=1)
-
-
-def _piece(axis, a, b, x):
-    sl = [slice(None)] * np.ndim(x)
-    sl[axis] = slice(a, b)
-    return x[tuple(sl)]
+    return B.span(spec, src, index, pos0, pos0, pos0 + m, lo, hi, start=start, threads=1,
+                  cells=cells)
 
 
 def _ends(x):
@@ -262,17 +257,15 @@ def _tree(dsk, g, spec, cells, d, lo, hi, offs, key, src, index, start):
             dsk[k] = (partial(_leaf, spec, cells, offs[c0], level, j, lo, hi),
                       key(src, c0), key(index, c0), first)
             return k
-        if level == 0:
-            srcs, idxs = [], []
+        if level == 0:  # a block across chunks: its fold continued chunk by chunk
+            part = None
             for c in range(c0, c1 + 1):
-                pa, pb = max(a, offs[c]) - offs[c], min(b, offs[c + 1]) - offs[c]
-                srcs.append((f"{g}-piece", d, j, c, "src"))
-                idxs.append((f"{g}-piece", d, j, c, "index"))
-                dsk[srcs[-1]] = (partial(_piece, spec.dim, pa, pb), key(src, c))
-                dsk[idxs[-1]] = (partial(_piece, 0 if spec.rows else spec.dim, pa, pb),
-                                 key(index, c))
-            dsk[k] = (partial(_straddle, spec, cells, a, j, lo, hi), srcs, idxs, first)
-            return k
+                pa, pb = max(a, offs[c]), min(b, offs[c + 1])
+                k = (f"{g}-fold", d, j, c)
+                dsk[k] = (partial(_continue, spec, cells, offs[c], pa, pb, lo, hi), part,
+                          key(src, c), key(index, c), first if c == c0 else None)
+                part = k
+            return part
         kids = [build(*c) for c in B.children(spec, level, j)]
         if len(kids) == 1:
             return kids[0]
@@ -387,3 +380,29 @@ def segment_csr(src, indptr, out=None, reduce: str = "sum", *, block: Optional[i
 def _csr_rows(indptr, pos):
     seg = np.searchsorted(indptr, pos, side="right") - 1
     return np.where((pos < indptr[0]) | (pos >= indptr[-1]), indptr.size - 1, seg)
+
+
+def _onnx(op, data, indices, updates, axis, reduction, block):
+    name = B._NAME[op]
+    data, indices, updates = (_dask(x, name) for x in (data, indices, updates))
+    if updates.dtype != data.dtype:
+        raise ArgumentError(f"{name}: updates: dtype {updates.dtype} does not match data's "
+                            f"{data.dtype}")
+    src, index, a = B.onnx_operands(op, data.shape, indices, updates, axis)
+    return _reduce(op, src, index, a, data, None, reduction, block, None, False)[0]
+
+
+def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "none",
+                   block: Optional[int] = None):
+    """:func:`tensor_scatter.scatter_update` with a Dask ``data`` (``np.add.at`` into a table
+    larger than a worker): a lazy Dask array with ``data``'s chunks, each reduced from the
+    updates that reach it. ``reduction`` is "none" (the last write wins), "add", "mul",
+    "min" or "max"; negative indices wrap once; a float "add" follows the block rule."""
+    return _onnx("update", data, indices, updates, axis, reduction, block)
+
+
+def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = "none",
+                     block: Optional[int] = None):
+    """:func:`tensor_scatter.scatter_elements` with a Dask ``data``, for ``indices`` and
+    ``updates`` of ``data``'s shape but along ``axis`` (see :func:`scatter_update`)."""
+    return _onnx("elements", data, indices, updates, axis, reduction, block)
