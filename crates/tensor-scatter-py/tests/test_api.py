@@ -201,7 +201,7 @@ def test_the_readme_python_quick_start_runs_as_written():
     for block in blocks:
         if "import torch" in block and importlib.util.find_spec("torch") is None:
             continue  # the autograd example needs torch (not installed here)
-        exec(compile(block, str(readme), "exec"), {})
+        exec(compile(block, str(readme), "exec"), {"__name__": "__main__"})
 
 
 def test_the_native_path_and_the_general_path_agree():

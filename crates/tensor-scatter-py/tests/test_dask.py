@@ -225,6 +225,30 @@ def test_errors_when_computed_and_nothing_written():
         tsd.scatter(src > 0, np.zeros(30, np.int64), 0, reduce="mean")
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
+def test_no_task_holds_the_whole_table(reduce):
+    # A 40 MB table cut into 40 output chunks: every output chunk is reduced from partials
+    # restricted to its range, so the peak (all Python-side allocations, NumPy's included,
+    # computing the sum of the result chunk by chunk) stays under half the table; uncut, the
+    # same call holds the table at least once.
+    import tracemalloc
+
+    rng = np.random.default_rng(2)
+    cells = 10_000_000
+    src = da.from_array(rng.standard_normal(200_000).astype(np.float32), chunks=50_000)
+    idx = da.from_array(rng.integers(0, cells, 200_000), chunks=50_000)
+    peaks = []
+    for out_chunks in (cells // 40, None):
+        r = tsd.scatter(src, idx, 0, dim_size=cells, reduce=reduce, out_chunks=out_chunks)
+        tracemalloc.start()
+        try:
+            r.sum().compute(scheduler="sync")
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert peaks[0] < cells * 4 // 2 <= cells * 4 <= peaks[1], peaks
+
+
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
