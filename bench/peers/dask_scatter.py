@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--block", type=int, default=None)
     ap.add_argument("--skip-cluster", action="store_true")
+    ap.add_argument("--skip-flox", action="store_true", help="leave flox's engine out (slow)")
     args = ap.parse_args()
     import dask
     import dask.array as da
@@ -55,6 +56,11 @@ def main():
 
     def calls(src, idx):
         x = xr.DataArray(src, dims="e", coords={"g": ("e", idx)}, name="v")
+        if args.skip_flox:
+            return {"sum": {
+                "tensor_scatter.dask": lambda: tsd.scatter(src, idx, 0, dim_size=cells,
+                                                           block=args.block),
+                "dask.array.bincount": lambda: da.bincount(idx, weights=src, minlength=cells)}}
         return {
             "sum": {
                 "tensor_scatter.dask": lambda: tsd.scatter(src, idx, 0, dim_size=cells,

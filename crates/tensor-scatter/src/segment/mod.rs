@@ -76,7 +76,9 @@ pub(crate) use vjp::{same, share, vjp_out};
 
 use crate::kernels::segment::fold::{self, Problem, Source};
 use plan::{Dims, Lanes, Mode};
-use single::{by_elements, by_scatter_elements, identity_start, untouched_to_empty};
+use single::{
+    by_elements, by_scatter_elements, elements_reduce, identity_start, untouched_to_empty,
+};
 
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
@@ -263,7 +265,8 @@ fn reduce<T: Element, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<Reduced<T>> {
     check_reduction::<T>(op, opts.reduce, want_arg)?;
-    let p = prepare(op, kind, src, index, out, opts, !want_arg)?;
+    let defer = !want_arg && elements_reduce::<T>(opts.reduce);
+    let p = prepare(op, kind, src, index, out, opts, defer)?;
     reduce_prepared(op, kind, &p, out, want_arg, opts).map_err(|err| match p.deferred {
         true => {
             let out = out.map(|o| &o.layout);
@@ -287,7 +290,8 @@ fn reduce_out<T: Element, I: IndexInt>(
     opts: &SegmentOptions,
 ) -> Result<(Option<Vec<i64>>, Vec<usize>)> {
     check_reduction::<T>(op, opts.reduce, want_arg)?;
-    let p = prepare(op, kind, src, index, Some(&out.as_view()), opts, !want_arg)?;
+    let defer = !want_arg && elements_reduce::<T>(opts.reduce);
+    let p = prepare(op, kind, src, index, Some(&out.as_view()), opts, defer)?;
     let deferred = p.deferred;
     let run = |out: &mut TensorViewMut<'_, T>| {
         if in_place(kind, &p, want_arg)
@@ -359,9 +363,14 @@ fn reduce_dest<T: Element>(
     let ctx = Ctx::new(opts.par);
     // Lane-major: [b, n, k] in row modes, [b, k, n] in element mode.
     let element = mode == Mode::PerElement;
-    if !want_arg && kind == Kind::Scatter && by_elements(dims, mode) {
+    // A mean of single elements is the fast sum divided by counts of the index (the scatter
+    // kernels' own mean runs on their sequential engine, an order of magnitude slower:
+    // record/2026-11-29-dask.md); f16/bf16 means divide their f32 sum, so they fold. (The
+    // index pass was deferred to this path's kernel exactly when it is taken: `prepare`.)
+    let mean = red == Reduction::Mean;
+    if !want_arg && kind == Kind::Scatter && elements_reduce::<T>(red) && by_elements(dims, mode) {
         let start = match dest {
-            Dest::Fresh => identity_start::<T>(red),
+            Dest::Fresh => identity_start::<T>(if mean { Reduction::Add } else { red }),
             _ => None,
         };
         let mut own = match dest {
@@ -374,6 +383,24 @@ fn reduce_dest<T: Element>(
             _ => &mut own[..],
         };
         let from_buf = include_self || start.is_some();
+        if mean {
+            by_scatter_elements(
+                op,
+                src_data,
+                lanes,
+                dims,
+                Reduction::Add,
+                from_buf,
+                opts,
+                buf,
+            )?;
+            if u32::try_from(dims.e).is_ok() {
+                single::divide_by_counts::<T, u32>(op, buf, lanes, dims, include_self)?;
+            } else {
+                single::divide_by_counts::<T, u64>(op, buf, lanes, dims, include_self)?;
+            }
+            return Ok((own, None, out_shape));
+        }
         by_scatter_elements(op, src_data, lanes, dims, red, from_buf, opts, buf)?;
         if let Some(id) = start {
             untouched_to_empty(

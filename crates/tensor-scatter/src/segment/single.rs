@@ -19,6 +19,12 @@ pub(super) fn by_elements(dims: Dims, mode: Mode) -> bool {
     mode != Mode::PerElement && dims.k == 1 && (dims.b == 1 || dims.e >= 1024)
 }
 
+/// Whether the scatter-elements path takes this reduction of `T`: every one but a mean
+/// accumulated wider than `T` (f16/bf16 divide their f32 sum, which only the folds keep).
+pub(super) fn elements_reduce<T: Element>(red: Reduction) -> bool {
+    red != Reduction::Mean || T::DTYPE == <T::Wide as Element>::DTYPE
+}
+
 /// For a fresh output of single elements: the reduction's identity, when folding every cell
 /// from it (the scatter kernels' fastest form, `include_self`) and then giving the cells no
 /// update reached the empty value ([`untouched_to_empty`]) is the result without
@@ -147,6 +153,44 @@ pub(super) fn by_scatter_elements<T: Element>(
         let mut dest = TensorViewMut::new(&mut buf[lane * n..(lane + 1) * n], &[n])?;
         crate::scatter_elements_into(&mut dest, &index, &updates, &so)
             .map_err(|err| err.with_op(op))?;
+    }
+    Ok(())
+}
+
+/// A mean's last step over the sums of single elements: each cell `sum / count` (the index's
+/// count, one more with `include_self`), a cell nothing reached its empty value (0) or, with
+/// `include_self`, its own bits. Counts are order-free, so one sequential pass per lane, in
+/// counters `C` (u32 when a lane is short enough: half the memory traffic of u64).
+pub(super) fn divide_by_counts<
+    T: Element,
+    C: Copy + Default + Into<u64> + std::ops::AddAssign + From<u8>,
+>(
+    op: &'static str,
+    buf: &mut [T],
+    lanes: &Lanes<'_>,
+    dims: Dims,
+    include_self: bool,
+) -> Result<()> {
+    let n = dims.n;
+    let mut counts = vec![C::default(); n];
+    for lane in 0..dims.b {
+        counts.fill(C::default());
+        for &i in lanes.lane(lane) {
+            // The sum checked every index; a miss here would be a bug, not a panic.
+            let c = usize::try_from(i)
+                .ok()
+                .and_then(|i| counts.get_mut(i))
+                .ok_or_else(|| Error::invalid(op, "index", "outside the checked range"))?;
+            *c += C::from(1);
+        }
+        for (x, &c) in buf[lane * n..(lane + 1) * n].iter_mut().zip(&counts) {
+            let c: u64 = c.into();
+            if c > 0 {
+                *x = T::reduce_mean(*x, c + u64::from(include_self));
+            } else if !include_self {
+                *x = fold::empty_value::<T>(Reduction::Mean);
+            }
+        }
     }
     Ok(())
 }
