@@ -39,8 +39,8 @@ DEFAULT_BLOCK = 1 << 24
 
 class Spec(NamedTuple):
     """One reduction as the block rule runs it."""
-    op: str           # "scatter", "coo" or "csr": the public function (its error messages)
-    reduce: str       # "sum", "mul", "mean", "min" or "max"
+    op: str           # "scatter", "coo", "csr", "update" or "elements": the public function
+    reduce: str       # "sum", "mul", "mean", "min", "max" ("none" for the ONNX forms)
     dim: int          # the scattered axis, >= 0
     rows: bool        # a 1-D index along dim (one destination per position), else per element
     dtype: Any        # the result's dtype
@@ -110,9 +110,10 @@ def children(spec: Spec, level: int, j: int):
 
 
 # ---------------------------------------------------------------------------------------------
-# Partials: a tuple (values, counts) for the tree reductions (counts: int64 per cell, to tell an
-# untouched cell from a sum of -0.0 and to divide a mean), (values,) for integer and bool sums
-# and products, (values, arg) for min and max (arg global, n for none).
+# Partials, tuples of arrays over the cells [lo, hi): a float sum's (values, the flat cells a
+# -0.0 update reached), a mean's (sums, counts), a product's and an exact sum's (values,),
+# min/max (values, arg: global, n for none, -1 for a kept starting value); the ONNX forms'
+# (values,), and a replacement's (values, the cells it wrote).
 
 def _run(op, src, index, out, dim, dim_size, reduce, want_arg=False, threads=None):
     """The one-machine kernel on NumPy arrays (``_segment._run`` without the other kinds)."""
