@@ -213,6 +213,10 @@ def test_errors_when_computed_and_nothing_written():
     r = tsd.segment_coo(src, coo, dim_size=10)
     with pytest.raises(ts.ArgumentError, match=r"segment_coo: index: must be sorted"):
         r.compute(scheduler="sync")
+    # unsorted inside one chunk: the position is the whole index's
+    coo = da.from_array(np.r_[np.zeros(15, np.int64), [3, 2], np.full(13, 4)], chunks=10)
+    with pytest.raises(ts.ArgumentError, match=r"but 2 at position \[16\] follows 3"):
+        tsd.segment_coo(src, coo, dim_size=10).compute(scheduler="sync")
     with pytest.raises(ts.ArgumentError, match="dim_size: required with a Dask index"):
         tsd.scatter(src, da.from_array(bad, chunks=7), 0)
     with pytest.raises(ts.ArgumentError, match=r"index: its 29 entries do not match"):

@@ -73,9 +73,11 @@ def _span(spec, cells, pos0, lo, hi, src, index, start=None):
                   cells=cells)
 
 
-def _ends(x):
-    """The first and last index of a chunk of a sorted index (along its last axis)."""
+def _ends(spec, pos0, x):
+    """A chunk of a coo index checked sorted along its last axis, and its first and last
+    values (to check the boundaries between chunks)."""
     x = np.asarray(x)
+    B.check_sorted(spec, x, pos0)
     return None if x.shape[-1] == 0 else (x[..., 0], x[..., -1])
 
 
@@ -204,7 +206,7 @@ def _reduce(op, src, index, dim, out, dim_size, reduce, block, out_chunks, want_
         ends = []
         for c in range(nchunks):
             ends.append((f"{g}-ends", c))
-            dsk[ends[-1]] = (_ends, key(index, c))
+            dsk[ends[-1]] = (partial(_ends, spec, offs[c]), key(index, c))
         checks.append((f"{g}-sorted",))
         dsk[checks[0]] = (partial(_sorted_across, name, dim, offs), *ends)
 
