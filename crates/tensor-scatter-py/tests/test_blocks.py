@@ -219,6 +219,8 @@ def test_errors():
         ts.scatter(src, index, dim=0, dim_size=8, block=2)
     with pytest.raises(ts.DTypeError, match="mean is not defined for bool"):
         ts.scatter(src > 0, index, dim=0, reduce="mean", block=2)
+    with pytest.raises(ts.DTypeError, match="index: dtype float64 is not accepted"):
+        ts.scatter(src, index.astype(np.float64), dim=0, block=2)
     with pytest.raises(ts.ArgumentError, match="out: expected shape"):
         ts.scatter(src, index, dim=0, out=np.zeros(10), block=2)
     with pytest.raises(ts.ArgumentError, match="scatter_update: block: takes the default"):

@@ -227,6 +227,8 @@ def test_errors_when_computed_and_nothing_written():
         tsd.scatter(src, np.zeros(30, np.int64), 0, out=da.zeros(3))
     with pytest.raises(ts.DTypeError, match="mean is not defined for bool"):
         tsd.scatter(src > 0, np.zeros(30, np.int64), 0, reduce="mean")
+    with pytest.raises(ts.DTypeError, match="index: dtype float64 is not accepted"):
+        tsd.scatter(src, np.zeros(30), 0, dim_size=2)
 
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max"])

@@ -522,7 +522,8 @@ def one_machine(op: str, src, index, out, dim: int, dim_size, reduce: str, block
     if op == "coo":
         dim = index.ndim - 1
     if index.dtype.kind not in "iu":
-        raise ArgumentError(f"{name}: index: dtype {index.dtype} is not an integer type")
+        raise DTypeError(f"{name}: index: dtype {index.dtype} is not accepted; expected an "
+                         "integer index dtype")
     if not -src.ndim <= dim < src.ndim:
         raise ArgumentError(f"{name}: dim: {dim} is out of range for src of rank {src.ndim}")
     d = dim + src.ndim if dim < 0 else dim

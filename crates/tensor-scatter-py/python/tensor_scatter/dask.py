@@ -37,7 +37,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from . import _blocks as B
-from ._errors import ArgumentError
+from ._errors import ArgumentError, DTypeError
 
 __all__ = [
     "scatter", "scatter_sum", "scatter_add", "scatter_mul", "scatter_mean", "scatter_min",
@@ -168,7 +168,8 @@ def _reduce(op, src, index, dim, out, dim_size, reduce, block, out_chunks, want_
                        -src.ndim <= dim < src.ndim else 0, block or DEFAULT_BLOCK, want_arg)
     dim = spec.dim
     if index.dtype.kind not in "iu":
-        raise ArgumentError(f"{name}: index: dtype {index.dtype} is not an integer type")
+        raise DTypeError(f"{name}: index: dtype {index.dtype} is not accepted; expected an "
+                         "integer index dtype")
     cells = _dim_size(op, np_index, dim_size, out, dim)
     single = {ax: -1 for ax in range(src.ndim) if ax != dim and len(src.chunks[ax]) > 1}
     if single:
