@@ -365,8 +365,8 @@ fn reduce_dest<T: Element>(
     let element = mode == Mode::PerElement;
     // A mean of single elements is the fast sum divided by counts of the index (the scatter
     // kernels' own mean runs on their sequential engine, an order of magnitude slower:
-    // record/2026-11-29-dask.md); f16/bf16 means divide their f32 sum, so they fold. (The
-    // index pass was deferred to this path's kernel exactly when it is taken: `prepare`.)
+    // record/2026-11-29-dask.md), for f32 and f64 (`elements_reduce`). (The index pass was
+    // deferred to this path's kernel exactly when it is taken: `prepare`.)
     let mean = red == Reduction::Mean;
     if !want_arg && kind == Kind::Scatter && elements_reduce::<T>(red) && by_elements(dims, mode) {
         let start = match dest {
@@ -383,7 +383,8 @@ fn reduce_dest<T: Element>(
             _ => &mut own[..],
         };
         let from_buf = include_self || start.is_some();
-        if mean {
+        // A constant condition: no other type compiles the division.
+        if (const { single::fast_mean::<T>() }) && mean {
             by_scatter_elements(
                 op,
                 src_data,

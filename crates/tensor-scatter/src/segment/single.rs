@@ -19,10 +19,20 @@ pub(super) fn by_elements(dims: Dims, mode: Mode) -> bool {
     mode != Mode::PerElement && dims.k == 1 && (dims.b == 1 || dims.e >= 1024)
 }
 
-/// Whether the scatter-elements path takes this reduction of `T`: every one but a mean
-/// accumulated wider than `T` (f16/bf16 divide their f32 sum, which only the folds keep).
-pub(super) fn elements_reduce<T: Element>(red: Reduction) -> bool {
-    red != Reduction::Mean || T::DTYPE == <T::Wide as Element>::DTYPE
+/// Whether the scatter-elements path takes this reduction of `T`: every one but a mean of
+/// a type other than f32 and f64 (f16/bf16 divide their f32 sum, which only the folds keep;
+/// integer means stay on the folds too, so the fast mean is compiled for two types, not
+/// thirteen: record/2026-11-29-dask.md).
+pub(super) const fn elements_reduce<T: Element>(red: Reduction) -> bool {
+    !matches!(red, Reduction::Mean) || fast_mean::<T>()
+}
+
+/// Whether a mean of single `T` elements is the fast sum divided by counts: f32 and f64.
+pub(super) const fn fast_mean<T: Element>() -> bool {
+    matches!(
+        T::DTYPE,
+        crate::dtype::DType::F32 | crate::dtype::DType::F64
+    )
 }
 
 /// For a fresh output of single elements: the reduction's identity, when folding every cell
