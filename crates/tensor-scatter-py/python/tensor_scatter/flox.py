@@ -2,8 +2,9 @@
 ``min``, ``max``, ``argmin`` and ``argmax`` as ``flox.aggregations.Aggregation`` objects, for
 ``func=`` of ``flox.groupby_reduce`` and ``flox.xarray.xarray_reduce``.
 
-Min, max, their positions and integer sums give the same bits as :mod:`tensor_scatter.dask`
-under any chunking and any ``split_every``. A float sum or mean follows the block rule inside
+Min, max and their positions give the same bits as :mod:`tensor_scatter.dask` under any
+chunking and any ``split_every``; integer sums too, in flox's accumulation type (int64 for
+int32, as NumPy sums them). A float sum or mean follows the block rule inside
 each chunk and combines the chunks in a left-aligned pairwise tree: with the grouped axis
 chunked in equal multiples of ``block * 2**k`` (a shorter last chunk allowed) and
 ``dask.config.set(split_every=2)`` that is the block rule of the whole axis, the bits of
