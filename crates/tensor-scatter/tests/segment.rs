@@ -657,3 +657,69 @@ fn vjp_through_the_dynamic_entry_point() {
         "{e}"
     );
 }
+
+#[test]
+fn overwrite_writes_the_result_without_out_whatever_out_held() {
+    // `overwrite`: the `_out` forms write the plain call's bits over any old values (the
+    // buffers XLA hands the handlers), on every path: single elements (k = 1) and rows, the
+    // positions of min and max, -0.0 and NaN updates, empty cells, a strided out, 2 threads.
+    let n = 4096usize;
+    let mut src = Vec::new();
+    for i in 0..n * 3 {
+        src.push(match i % 11 {
+            0 => -0.0f32,
+            5 => f32::NAN,
+            _ => (i as f32 * 0.37).sin(),
+        });
+    }
+    let index: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 1500).collect();
+    for (shape, dim) in [(vec![n, 3], 0i64), (vec![3, n], 1), (vec![n], 0)] {
+        for red in [
+            Reduction::Add,
+            Reduction::Mean,
+            Reduction::Mul,
+            Reduction::Min,
+            Reduction::Max,
+        ] {
+            for par in [Par::threads_exact(1), Par::threads_exact(2)] {
+                let opts = SegmentOptions::new()
+                    .dim(dim)
+                    .dim_size(1501)
+                    .reduce(red)
+                    .par(par);
+                let s = v(&src[..shape.iter().product::<usize>()], &shape);
+                let i = v(&index, &[n]);
+                let want = scatter(&s, &i, &opts).unwrap();
+                let mut out = vec![12345.0f32; want.as_slice().len()];
+                let mut o = TensorViewMut::new(&mut out, want.shape()).unwrap();
+                segment::scatter_out(&s, &i, &mut o, &opts.overwrite(true)).unwrap();
+                let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&out),
+                    bits(want.as_slice()),
+                    "{shape:?} {red:?} {par:?}"
+                );
+                if matches!(red, Reduction::Min | Reduction::Max) {
+                    let (wv, wa) = scatter_arg(&s, &i, &opts).unwrap();
+                    out.fill(-7.0);
+                    let mut o = TensorViewMut::new(&mut out, wv.shape()).unwrap();
+                    let a = segment::scatter_arg_out(&s, &i, &mut o, &opts.overwrite(true));
+                    assert_eq!(a.unwrap().as_slice(), wa.as_slice());
+                    assert_eq!(bits(&out), bits(wv.as_slice()));
+                }
+            }
+        }
+    }
+    // A strided out (every other element of a buffer) takes the copying path.
+    let s = v(&src[..n], &[n]);
+    let i = v(&index, &[n]);
+    let opts = SegmentOptions::new().dim_size(1500);
+    let want = scatter(&s, &i, &opts).unwrap();
+    let mut buf = vec![9.0f32; 3000];
+    let mut o = TensorViewMut::with_strides(&mut buf, 0, &[1500], &[2]).unwrap();
+    segment::scatter_out(&s, &i, &mut o, &opts.overwrite(true)).unwrap();
+    let got: Vec<u32> = buf.iter().step_by(2).map(|f| f.to_bits()).collect();
+    let want: Vec<u32> = want.as_slice().iter().map(|f| f.to_bits()).collect();
+    assert_eq!(got, want);
+    assert!(buf.iter().skip(1).step_by(2).all(|&x| x == 9.0));
+}

@@ -14,8 +14,8 @@ mod frame;
 use tensor_scatter::segment::SegmentOptions;
 use tensor_scatter::{
     DType, DynGatherOptions, DynTensor, GatherOptions, ScatterOptions, SegmentOp, gather_dyn_out,
-    gather_vjp_dyn, scatter_dyn_out, scatter_vjp_dyn, segment_dyn, segment_vjp_dyn,
-    segment_vjp_dyn_out,
+    gather_vjp_dyn, scatter_dyn_out, scatter_vjp_dyn, segment_dyn, segment_dyn_out,
+    segment_vjp_dyn, segment_vjp_dyn_out,
 };
 
 use crate::options;
@@ -116,8 +116,16 @@ fn segment(c: &Call<'_>) -> Res<()> {
         options::SEGMENT_REDUCTIONS
     };
     let opts = segment_options(c, name, accepted)?;
-    let (values, arg) = segment_dyn(op, c.args[0].view()?, c.args[1].view()?, &opts, want_arg)?;
-    c.rets[0].receive(&values, name, "values")?;
+    let (src, index) = (c.args[0].view()?, c.args[1].view()?);
+    let arg = if matches!(op, SegmentOp::Scatter | SegmentOp::Coo | SegmentOp::Csr) {
+        // The reductions write XLA's buffer themselves (no vector of ours, no copy).
+        let out = c.rets[0].view_mut()?;
+        segment_dyn_out(op, src, index, out, &opts.overwrite(true), want_arg)?
+    } else {
+        let (values, arg) = segment_dyn(op, src, index, &opts, want_arg)?;
+        c.rets[0].receive(&values, name, "values")?;
+        arg
+    };
     if let (Some(arg), Some(r)) = (arg, c.rets.get(1)) {
         // int64 positions, or int32 where JAX runs without x64 (each checked to fit).
         let arg = match r.dtype {

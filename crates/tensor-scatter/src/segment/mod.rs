@@ -112,6 +112,9 @@ pub struct SegmentOptions {
     /// Where the backward of min and max ([`scatter_vjp`] and the others) sends the gradient
     /// of a cell whose result several values reach.
     pub ties: Ties,
+    /// For the `_out` forms: `out` only receives the result, its values take no part (the
+    /// result is the one without `out`, written where a runtime wants it: XLA's buffers).
+    pub overwrite: bool,
 }
 
 impl Default for SegmentOptions {
@@ -122,6 +125,7 @@ impl Default for SegmentOptions {
             reduce: Reduction::Add,
             par: Par::Auto,
             ties: Ties::Split,
+            overwrite: false,
         }
     }
 }
@@ -154,6 +158,11 @@ impl SegmentOptions {
     /// Sets the tie rule of the min / max backward.
     pub fn ties(mut self, ties: Ties) -> Self {
         self.ties = ties;
+        self
+    }
+    /// Sets whether an `out` only receives the result ([`SegmentOptions::overwrite`]).
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
         self
     }
 }
@@ -279,7 +288,8 @@ fn reduce<T: Element, I: IndexInt>(
 /// [`reduce`] into `out` (the `_out` forms): returns the positions when asked for. When
 /// `out`'s elements are one contiguous run in row-major order the fold writes them in
 /// place, which is safe because nothing after the index pass and the allocations can fail;
-/// otherwise it folds a copy and writes that back.
+/// otherwise it folds a copy and writes that back. With `opts.overwrite` the fold starts as
+/// without `out` (its values are not read).
 fn reduce_out<T: Element, I: IndexInt>(
     op: &'static str,
     kind: Kind,
@@ -300,7 +310,11 @@ fn reduce_out<T: Element, I: IndexInt>(
             let (_, a, shape) = reduce_dest(op, kind, &p, Dest::InPlace(cells), want_arg, opts)?;
             return Ok((a, shape));
         }
-        let (v, a, shape) = reduce_dest(op, kind, &p, Dest::Copy(&out.as_view()), want_arg, opts)?;
+        let dest = match opts.overwrite {
+            true => Dest::Fresh,
+            false => Dest::Copy(&out.as_view()),
+        };
+        let (v, a, shape) = reduce_dest(op, kind, &p, dest, want_arg, opts)?;
         out.write_row_major(&v);
         Ok((a, shape))
     };
@@ -316,7 +330,8 @@ enum Dest<'a, 'o, T> {
     Fresh,
     /// A copy of `out`'s values, returned (the caller writes it back).
     Copy(&'a TensorView<'o, T>),
-    /// `out`'s own elements, contiguous and row-major, reduced in place (nothing returned).
+    /// `out`'s own elements, contiguous and row-major, reduced in place (nothing returned);
+    /// with `opts.overwrite`, zeros (a fresh buffer's start) that the fold overwrites.
     InPlace(&'a mut [T]),
 }
 
@@ -350,12 +365,15 @@ fn reduce_dest<T: Element>(
     op: &'static str,
     kind: Kind,
     p: &Prepared<'_, T>,
-    dest: Dest<'_, '_, T>,
+    mut dest: Dest<'_, '_, T>,
     want_arg: bool,
     opts: &SegmentOptions,
 ) -> Result<Reduced<T>> {
+    if let (Dest::InPlace(cells), true) = (&mut dest, opts.overwrite) {
+        cells.fill(T::default()); // A fresh buffer's start: the fold then runs without `out`.
+    }
     // segment_csr overwrites `out` (torch_scatter's rule); the other forms fold it in.
-    let include_self = kind != Kind::Csr && !matches!(dest, Dest::Fresh);
+    let include_self = kind != Kind::Csr && !matches!(dest, Dest::Fresh) && !opts.overwrite;
     let red = opts.reduce;
     let (dims, mode, lanes, total, src_data, dim) =
         (p.dims, p.mode, &p.lanes, p.total, &p.src[..], p.dim);
