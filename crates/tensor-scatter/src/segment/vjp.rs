@@ -12,14 +12,17 @@
 
 use super::plan::{Lanes, Mode};
 use super::{
-    Float, Kind, Real, SegmentOptions, check_reduction, filled, prepare, reduce, reduce_prepared,
-    tensor,
+    Float, Kind, Prepared, Real, SegmentOptions, check_reduction, filled, prepare, reduce,
+    reduce_prepared, tensor,
 };
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
+use crate::exec::Ctx;
 use crate::gather::{GatherOptions, GatherOutOfRange};
 use crate::index::{IndexInt, NegativeIndices};
-use crate::view::{Tensor, TensorView, TensorViewMut};
+use crate::kernels::{Rows, build_rows};
+use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
+use std::sync::Mutex;
 
 pub use crate::reduce::Ties;
 
@@ -201,11 +204,27 @@ fn vjp<T: Float, I: IndexInt>(
     index: &TensorView<'_, I>,
     out: Option<&TensorView<'_, T>>,
     opts: &SegmentOptions,
+    dst: Option<&mut TensorViewMut<'_, T>>,
+) -> Result<Parts<T>> {
+    check_reduction::<T>(op, opts.reduce, false)?;
+    let p = prepare(op, kind, src, index, out, opts, false)?;
+    vjp_prepared(op, kind, grad, &src.layout, p, out, opts, dst)
+}
+
+/// [`vjp`] after the index pass: generic over the element type only (the index is read
+/// through `p`'s lanes), so it is compiled once per float type, not once per index type too.
+#[allow(clippy::too_many_arguments)]
+fn vjp_prepared<T: Float>(
+    op: &'static str,
+    kind: Kind,
+    grad: &TensorView<'_, T>,
+    src_layout: &Layout,
+    p: Prepared<'_, T>,
+    out: Option<&TensorView<'_, T>>,
+    opts: &SegmentOptions,
     mut dst: Option<&mut TensorViewMut<'_, T>>,
 ) -> Result<Parts<T>> {
     let red = opts.reduce;
-    check_reduction::<T>(op, red, false)?;
-    let p = prepare(op, kind, src, index, out, opts, false)?;
     if grad.layout.shape != p.out_shape {
         return Err(Error::shape(
             op,
@@ -219,20 +238,20 @@ fn vjp<T: Float, I: IndexInt>(
         None => grad.try_to_vec(op, "grad")?.into(),
     };
     if let Some(d) = &dst
-        && d.layout.shape != src.layout.shape
+        && d.layout.shape != src_layout.shape
     {
         return Err(Error::shape(
             op,
             "dst",
-            format!("{:?} (src's shape)", src.layout.shape),
+            format!("{:?} (src's shape)", src_layout.shape),
             &d.layout.shape,
         ));
     }
     if g.is_empty() {
         // No cells, so no position's gradient is other than 0 (and the loops over `b · n · k`
         // below could still run 2³⁵ empty rounds).
-        let zeros = filled(op, "src", src.layout.numel, T::default())?;
-        let zeros = place(tensor(zeros, &src.layout.shape), dst);
+        let zeros = filled(op, "src", src_layout.numel, T::default())?;
+        let zeros = place(tensor(zeros, &src_layout.shape), dst);
         return Ok((zeros, out.map(|_| tensor(vec![], &p.out_shape))));
     }
     let d = p.dims;
@@ -256,7 +275,7 @@ fn vjp<T: Float, I: IndexInt>(
         .out_of_range(GatherOutOfRange::Fill)
         .par(opts.par);
     let oshape = &p.out_shape;
-    let sshape = &src.layout.shape;
+    let sshape = &src_layout.shape;
     // `table[cell]` at every position whose segment `ids` names (0 elsewhere), gathered into
     // `dst` when given (no copy: the caller's buffer is the result).
     let expand = |table: &[T],
@@ -346,9 +365,53 @@ fn vjp<T: Float, I: IndexInt>(
                     *w = arg[c] == e as i64;
                 }
             } else {
-                for_members(b, e, k, n, &ids, lane, |at, ei, c| {
-                    ties[c] += u64::from(wins(at, ei, c));
-                });
+                if ids.mode == Mode::Shared && u32::try_from(e).is_ok() {
+                    // A row's members share one cell row: compared and counted slice by slice,
+                    // each task over its own columns (counts: any order, the same counts; u32
+                    // as no cell takes more than `e`: half the traffic of u64).
+                    let ctx = Ctx::new(opts.par);
+                    let bytes = (b * e * k).saturating_mul(size_of::<T>());
+                    let tasks = ctx.tasks(bytes, 1).clamp(1, k.max(1));
+                    let mut cols = Vec::with_capacity(tasks);
+                    for t in 0..tasks {
+                        let (k0, k1) = crate::shape::part(k, tasks, t, 1);
+                        cols.push(Mutex::new(filled(op, "grad", b * n * (k1 - k0), 0u32)?));
+                    }
+                    ctx.run(tasks, |t| {
+                        let (k0, k1) = crate::shape::part(k, tasks, t, 1);
+                        let w = k1 - k0;
+                        let mut mine = cols[t].lock().unwrap_or_else(|e| e.into_inner());
+                        for bi in 0..b {
+                            for (ei, &s) in ids.lane(0).iter().enumerate() {
+                                let (s, row) = (s as usize, (bi * e + ei) * k);
+                                if s < n {
+                                    let (c, at) = ((bi * n + s) * k + k0, (bi * n + s) * w);
+                                    let cells = mine[at..at + w].iter_mut().zip(&r[c..c + w]);
+                                    let xs = &p.src[row + k0..row + k1];
+                                    for ((t, &rv), &x) in cells.zip(xs) {
+                                        *t += u32::from(same(x, rv));
+                                    }
+                                }
+                            }
+                        }
+                    });
+                    for (t, col) in cols.into_iter().enumerate() {
+                        let (k0, k1) = crate::shape::part(k, tasks, t, 1);
+                        let col = col.into_inner().unwrap_or_else(|e| e.into_inner());
+                        if k1 > k0 {
+                            for (cr, counts) in col.chunks_exact(k1 - k0).enumerate() {
+                                let cells = ties[cr * k + k0..cr * k + k1].iter_mut();
+                                for (t, &count) in cells.zip(counts) {
+                                    *t = u64::from(count);
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    for_members(b, e, k, n, &ids, lane, |at, ei, c| {
+                        ties[c] += u64::from(wins(at, ei, c));
+                    });
+                }
                 if let Some(ov) = &out_vals {
                     for (c, w) in out_won.iter_mut().enumerate() {
                         *w = same(ov[c], r[c]);
@@ -374,13 +437,61 @@ fn vjp<T: Float, I: IndexInt>(
                     .map(|(&x, &w)| if w { x } else { T::default() })
                     .collect()
             });
-            let mut sg = filled(op, "src", b * e * k, T::default())?;
-            for_members(b, e, k, n, &ids, lane, |at, ei, c| {
-                if wins(at, ei, c) {
-                    sg[at] = share[c];
+            // Member row `rr` (`(bi, ei)`: its `k` positions) of the gradient: the cell's
+            // share where the member wins, else 0. Rows are independent: cut across threads.
+            let grad_row = |rr: usize, dst: &mut [T]| {
+                let (bi, ei) = (rr / e, rr % e);
+                let row = rr * k;
+                if ids.mode == Mode::Shared {
+                    let s = ids.lane(0)[ei] as usize;
+                    if s >= n {
+                        dst.fill(T::default());
+                        return;
+                    }
+                    // Slice by slice, the rule chosen once per row (the loops vectorise).
+                    let c = (bi * n + s) * k;
+                    let cells = dst.iter_mut().zip(&share[c..c + k]);
+                    match &arg {
+                        Some(arg) => {
+                            for ((d, &sh), &a) in cells.zip(&arg[c..c + k]) {
+                                *d = if a == ei as i64 { sh } else { T::default() };
+                            }
+                        }
+                        None => {
+                            let values = p.src[row..row + k].iter().zip(&r[c..c + k]);
+                            for ((d, &sh), (&x, &rv)) in cells.zip(values) {
+                                *d = if same(x, rv) { sh } else { T::default() };
+                            }
+                        }
+                    }
+                    return;
                 }
-            });
-            (place(tensor(sg, sshape), dst.take()), og)
+                for (ki, d) in dst.iter_mut().enumerate() {
+                    let s = ids.lane(lane(bi, ki))[ei] as usize;
+                    let c = (bi * n + s) * k + ki;
+                    *d = match s < n && wins(row + ki, ei, c) {
+                        true => share[c],
+                        false => T::default(),
+                    };
+                }
+            };
+            let write = |cells: Rows<'_, T>| -> Result<()> {
+                by_rows(Ctx::new(opts.par), cells, b * e, k, &grad_row);
+                Ok(())
+            };
+            let mut dst = dst.take();
+            let src_grad = match dst.as_mut().and_then(|d| d.contiguous_mut()) {
+                Some(cells) => {
+                    write(Rows::init(cells))?;
+                    None
+                }
+                None => {
+                    let oom = |bytes| Error::out_of_memory(op, "src", bytes);
+                    let sg = build_rows(b * e * k, T::default(), oom, write)?;
+                    place(tensor(sg, sshape), dst)
+                }
+            };
+            (src_grad, og)
         }
         _ => {
             // Mul: each member's gradient is g times the product of the cell's other values
@@ -472,6 +583,35 @@ pub(crate) fn vjp_out<T: Float, I: IndexInt>(
         Kind::Csr => "segment_csr_vjp",
     };
     vjp(op, kind, grad, src, index, None, opts, Some(dst)).map(|_| ())
+}
+
+/// `f(row, cells)` for each of `rows` rows of `k` cells, the rows cut into one contiguous
+/// piece per task of `ctx`.
+fn by_rows<T: Copy + Send>(
+    ctx: Ctx,
+    cells: Rows<'_, T>,
+    rows: usize,
+    k: usize,
+    f: &(dyn Fn(usize, &mut [T]) + Sync),
+) {
+    let tasks = ctx
+        .tasks(rows.saturating_mul(k).saturating_mul(size_of::<T>()), 1)
+        .clamp(1, rows.max(1));
+    let mut pieces = Vec::with_capacity(tasks);
+    let mut rest = cells;
+    for t in 0..tasks {
+        let (lo, hi) = crate::shape::part(rows, tasks, t, 1);
+        let (piece, after) = rest.split_at_mut((hi - lo) * k);
+        pieces.push(Mutex::new((lo..hi, piece)));
+        rest = after;
+    }
+    ctx.run(tasks, |t| {
+        let mut piece = pieces[t].lock().unwrap_or_else(|e| e.into_inner());
+        let (range, cells) = &mut *piece;
+        for (i, row) in range.clone().enumerate() {
+            f(row, cells.row(i * k, k));
+        }
+    });
 }
 
 /// Calls `f(at, ei, cell)` for every src position `(bi, ei, ki)` (flat offset `at`, position
