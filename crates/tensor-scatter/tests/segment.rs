@@ -723,3 +723,67 @@ fn overwrite_writes_the_result_without_out_whatever_out_held() {
     assert_eq!(got, want);
     assert!(buf.iter().skip(1).step_by(2).all(|&x| x == 9.0));
 }
+
+#[test]
+fn min_max_backward_rows_split_ties_at_any_thread_count() {
+    // Large enough for the row-wise backward's tasks: a 1-D index shared by 16 columns, small
+    // integers (many ties), NaN in one column; the gradient of each member that equals its
+    // cell's result is g / (the cell's count of such members), written by 1, 2 and 3 threads.
+    let (e, k, n) = (40_000usize, 16usize, 300usize);
+    let src: Vec<f32> = (0..e * k)
+        .map(|i| match i % 1013 {
+            0 => f32::NAN,
+            _ => ((i * 2_654_435_761) % 7) as f32,
+        })
+        .collect();
+    let index: Vec<i64> = (0..e as i64).map(|i| (i * 7919 + 13) % n as i64).collect();
+    let g: Vec<f32> = (0..n * k).map(|i| (i % 13) as f32 - 6.0).collect();
+    for red in [Reduction::Max, Reduction::Min] {
+        let mut want = vec![0.0f32; e * k];
+        let best = scatter(
+            &v(&src, &[e, k]),
+            &v(&index, &[e]),
+            &SegmentOptions::new().dim(0).dim_size(n).reduce(red),
+        )
+        .unwrap();
+        let best = best.as_slice();
+        let same = |x: f32, r: f32| x == r || (x.is_nan() && r.is_nan());
+        let mut count = vec![0u32; n * k];
+        for (ei, &s) in index.iter().enumerate() {
+            for ki in 0..k {
+                let c = s as usize * k + ki;
+                count[c] += u32::from(same(src[ei * k + ki], best[c]));
+            }
+        }
+        for (ei, &s) in index.iter().enumerate() {
+            for ki in 0..k {
+                let c = s as usize * k + ki;
+                if same(src[ei * k + ki], best[c]) {
+                    want[ei * k + ki] = g[c] / count[c] as f32;
+                }
+            }
+        }
+        for threads in [1, 2, 3] {
+            let opts = SegmentOptions::new()
+                .dim(0)
+                .dim_size(n)
+                .reduce(red)
+                .par(Par::threads_exact(threads));
+            let got = segment::scatter_vjp(
+                &v(&g, &[n, k]),
+                &v(&src, &[e, k]),
+                &v(&index, &[e]),
+                None,
+                &opts,
+            )
+            .unwrap()
+            .src;
+            let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(got.as_slice()),
+                bits(&want),
+                "{red:?} {threads} threads"
+            );
+        }
+    }
+}
