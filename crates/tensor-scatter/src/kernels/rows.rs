@@ -104,6 +104,38 @@ impl<'a, T: Copy> Rows<'a, T> {
             }
         }
     }
+
+    /// `f(row, cells)` for each of `rows` rows of `k` cells, the rows cut into one contiguous
+    /// piece per task of `ctx` (each row's cells handed out as [`Rows::row`] does).
+    pub(crate) fn by_rows(
+        self,
+        ctx: crate::exec::Ctx,
+        rows: usize,
+        k: usize,
+        f: &(dyn Fn(usize, &mut [T]) + Sync),
+    ) where
+        T: Send,
+    {
+        let bytes = rows
+            .saturating_mul(k)
+            .saturating_mul(std::mem::size_of::<T>());
+        let tasks = ctx.tasks(bytes, 1).clamp(1, rows.max(1));
+        let mut pieces = Vec::with_capacity(tasks);
+        let mut rest = self;
+        for t in 0..tasks {
+            let (lo, hi) = crate::shape::part(rows, tasks, t, 1);
+            let (piece, after) = rest.split_at_mut((hi - lo) * k);
+            pieces.push(std::sync::Mutex::new((lo..hi, piece)));
+            rest = after;
+        }
+        ctx.run(tasks, |t| {
+            let mut piece = pieces[t].lock().unwrap_or_else(|e| e.into_inner());
+            let (range, cells) = &mut *piece;
+            for (i, row) in range.clone().enumerate() {
+                f(row, cells.row(i * k, k));
+            }
+        });
+    }
 }
 
 impl<T: Copy> Drop for Rows<'_, T> {

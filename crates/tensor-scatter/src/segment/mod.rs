@@ -57,6 +57,7 @@
 mod composite;
 mod composite_vjp;
 mod gather;
+mod options;
 mod plan;
 mod single;
 mod vjp;
@@ -69,6 +70,7 @@ pub use composite_vjp::{
     scatter_log_softmax_vjp, scatter_logsumexp_vjp, scatter_softmax_vjp, scatter_std_vjp,
 };
 pub use gather::{gather_coo, gather_csr};
+pub use options::SegmentOptions;
 pub use vjp::{
     Grads, Ties, gather_coo_vjp, gather_csr_vjp, scatter_vjp, segment_coo_vjp, segment_csr_vjp,
 };
@@ -82,90 +84,10 @@ use single::{
 
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
-use crate::exec::{Ctx, Par};
+use crate::exec::Ctx;
 use crate::index::IndexInt;
 use crate::kernels::{Rows, build_rows};
 use crate::view::{Layout, Tensor, TensorView, TensorViewMut};
-
-/// Options of the segment family.
-///
-/// Defaults follow torch_scatter: `dim = -1`, no `dim_size`, reduction `sum`.
-///
-/// ```
-/// use tensor_scatter::{Reduction, segment::SegmentOptions};
-/// let o = SegmentOptions::new().dim(0).dim_size(10).reduce(Reduction::Mean);
-/// assert_eq!((o.dim, o.dim_size, o.reduce), (0, Some(10), Reduction::Mean));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SegmentOptions {
-    /// The dim `index` addresses, in `[-rank, rank)`; used by [`scatter`] and [`scatter_arg`]
-    /// only (the segment forms take `index.ndim - 1`).
-    pub dim: i64,
-    /// The output's extent along `dim` when no `out` is given (`None`: `index.max() + 1`).
-    /// Ignored by the CSR forms.
-    pub dim_size: Option<usize>,
-    /// `Add` (torch_scatter's `sum`), `Mean`, `Min`, `Max`, or `Mul`.
-    pub reduce: Reduction,
-    /// How many threads to use. Never changes the result.
-    pub par: Par,
-    /// Where the backward of min and max ([`scatter_vjp`] and the others) sends the gradient
-    /// of a cell whose result several values reach.
-    pub ties: Ties,
-    /// For the `_out` forms: `out` only receives the result, its values take no part (the
-    /// result is the one without `out`, written where a runtime wants it: XLA's buffers).
-    pub overwrite: bool,
-}
-
-impl Default for SegmentOptions {
-    fn default() -> Self {
-        SegmentOptions {
-            dim: -1,
-            dim_size: None,
-            reduce: Reduction::Add,
-            par: Par::Auto,
-            ties: Ties::Split,
-            overwrite: false,
-        }
-    }
-}
-
-impl SegmentOptions {
-    /// The defaults.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Sets the dim.
-    pub fn dim(mut self, dim: i64) -> Self {
-        self.dim = dim;
-        self
-    }
-    /// Sets the output's extent along the dim.
-    pub fn dim_size(mut self, n: usize) -> Self {
-        self.dim_size = Some(n);
-        self
-    }
-    /// Sets the reduction.
-    pub fn reduce(mut self, reduce: Reduction) -> Self {
-        self.reduce = reduce;
-        self
-    }
-    /// Sets the thread setting.
-    pub fn par(mut self, par: Par) -> Self {
-        self.par = par;
-        self
-    }
-    /// Sets the tie rule of the min / max backward.
-    pub fn ties(mut self, ties: Ties) -> Self {
-        self.ties = ties;
-        self
-    }
-    /// Sets whether an `out` only receives the result ([`SegmentOptions::overwrite`]).
-    pub fn overwrite(mut self, overwrite: bool) -> Self {
-        self.overwrite = overwrite;
-        self
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -307,7 +229,8 @@ fn reduce_out<T: Element, I: IndexInt>(
         if in_place(kind, &p, want_arg)
             && let Some(cells) = out.contiguous_mut()
         {
-            let (_, a, shape) = reduce_dest(op, kind, &p, Dest::InPlace(cells), want_arg, opts)?;
+            let dest = Dest::InPlace(cells, opts.overwrite);
+            let (_, a, shape) = reduce_dest(op, kind, &p, dest, want_arg, opts)?;
             return Ok((a, shape));
         }
         let dest = match opts.overwrite {
@@ -331,8 +254,8 @@ enum Dest<'a, 'o, T> {
     /// A copy of `out`'s values, returned (the caller writes it back).
     Copy(&'a TensorView<'o, T>),
     /// `out`'s own elements, contiguous and row-major, reduced in place (nothing returned);
-    /// with `opts.overwrite`, zeros (a fresh buffer's start) that the fold overwrites.
-    InPlace(&'a mut [T]),
+    /// `true`: their values take no part (zeroed first, as a new buffer starts).
+    InPlace(&'a mut [T], bool),
 }
 
 /// Whether [`reduce_dest`] may fold into `out` itself: not when its cells are ordered
@@ -369,11 +292,11 @@ fn reduce_dest<T: Element>(
     want_arg: bool,
     opts: &SegmentOptions,
 ) -> Result<Reduced<T>> {
-    if let (Dest::InPlace(cells), true) = (&mut dest, opts.overwrite) {
-        cells.fill(T::default()); // A fresh buffer's start: the fold then runs without `out`.
+    if let Dest::InPlace(cells, true) = &mut dest {
+        cells.fill(T::default());
     }
     // segment_csr overwrites `out` (torch_scatter's rule); the other forms fold it in.
-    let include_self = kind != Kind::Csr && !matches!(dest, Dest::Fresh) && !opts.overwrite;
+    let include_self = kind != Kind::Csr && !matches!(dest, Dest::Fresh | Dest::InPlace(_, true));
     let red = opts.reduce;
     let (dims, mode, lanes, total, src_data, dim) =
         (p.dims, p.mode, &p.lanes, p.total, &p.src[..], p.dim);
@@ -392,12 +315,12 @@ fn reduce_dest<T: Element>(
             _ => None,
         };
         let mut own = match dest {
-            Dest::InPlace(_) => Vec::new(),
+            Dest::InPlace(..) => Vec::new(),
             Dest::Copy(o) => o.try_to_vec(op, "out")?,
             Dest::Fresh => filled_par(ctx, op, "out", total, start.unwrap_or_default())?,
         };
         let buf = match dest {
-            Dest::InPlace(cells) => cells,
+            Dest::InPlace(cells, _) => cells,
             _ => &mut own[..],
         };
         let from_buf = include_self || start.is_some();
@@ -464,7 +387,7 @@ fn reduce_dest<T: Element>(
         }
     };
     let (mut buf, mut arg) = match dest {
-        Dest::InPlace(cells) => {
+        Dest::InPlace(cells, _) => {
             debug_assert!(!element, "in_place rules the [b, k, n] order out");
             return Ok((Vec::new(), fold(Rows::init(cells))?, out_shape));
         }

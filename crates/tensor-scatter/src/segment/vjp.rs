@@ -10,7 +10,7 @@
 //! forward's `arg` names ([`Ties::First`]). The gathers' backward is the segment sum.
 //! Each result is computed in one fixed order: bit-identical for any thread count.
 
-use super::plan::{Lanes, Mode};
+use super::plan::{Dims, Lanes, Mode};
 use super::{
     Float, Kind, Prepared, Real, SegmentOptions, check_reduction, filled, prepare, reduce,
     reduce_prepared, tensor,
@@ -358,56 +358,20 @@ fn vjp_prepared<T: Float>(
                 Some(arg) => arg[c] == ei as i64,
                 None => same(p.src[at], r[c]),
             };
-            let mut ties = filled(op, "grad", if first { 0 } else { g.len() }, 0u64)?;
+            // A shared index (and no cell past u32) is counted by columns in `shared_ties`.
+            let shared = ids.mode == Mode::Shared && u32::try_from(e).is_ok();
+            let mut ties = match (first, shared) {
+                (true, _) => Vec::new(),
+                (false, true) => shared_ties(op, Ctx::new(opts.par), &p.src, &r, ids.lane(0), d)?,
+                (false, false) => filled(op, "grad", g.len(), 0u64)?,
+            };
             let mut out_won = filled(op, "grad", out.map_or(0, |_| g.len()), false)?;
             if let Some(arg) = &arg {
                 for (c, w) in out_won.iter_mut().enumerate() {
                     *w = arg[c] == e as i64;
                 }
             } else {
-                if ids.mode == Mode::Shared && u32::try_from(e).is_ok() {
-                    // A row's members share one cell row: compared and counted slice by slice,
-                    // each task over its own columns (counts: any order, the same counts; u32
-                    // as no cell takes more than `e`: half the traffic of u64).
-                    let ctx = Ctx::new(opts.par);
-                    let bytes = (b * e * k).saturating_mul(size_of::<T>());
-                    let tasks = ctx.tasks(bytes, 1).clamp(1, k.max(1));
-                    let mut cols = Vec::with_capacity(tasks);
-                    for t in 0..tasks {
-                        let (k0, k1) = crate::shape::part(k, tasks, t, 1);
-                        cols.push(Mutex::new(filled(op, "grad", b * n * (k1 - k0), 0u32)?));
-                    }
-                    ctx.run(tasks, |t| {
-                        let (k0, k1) = crate::shape::part(k, tasks, t, 1);
-                        let w = k1 - k0;
-                        let mut mine = cols[t].lock().unwrap_or_else(|e| e.into_inner());
-                        for bi in 0..b {
-                            for (ei, &s) in ids.lane(0).iter().enumerate() {
-                                let (s, row) = (s as usize, (bi * e + ei) * k);
-                                if s < n {
-                                    let (c, at) = ((bi * n + s) * k + k0, (bi * n + s) * w);
-                                    let cells = mine[at..at + w].iter_mut().zip(&r[c..c + w]);
-                                    let xs = &p.src[row + k0..row + k1];
-                                    for ((t, &rv), &x) in cells.zip(xs) {
-                                        *t += u32::from(same(x, rv));
-                                    }
-                                }
-                            }
-                        }
-                    });
-                    for (t, col) in cols.into_iter().enumerate() {
-                        let (k0, k1) = crate::shape::part(k, tasks, t, 1);
-                        let col = col.into_inner().unwrap_or_else(|e| e.into_inner());
-                        if k1 > k0 {
-                            for (cr, counts) in col.chunks_exact(k1 - k0).enumerate() {
-                                let cells = ties[cr * k + k0..cr * k + k1].iter_mut();
-                                for (t, &count) in cells.zip(counts) {
-                                    *t = u64::from(count);
-                                }
-                            }
-                        }
-                    }
-                } else {
+                if !shared {
                     for_members(b, e, k, n, &ids, lane, |at, ei, c| {
                         ties[c] += u64::from(wins(at, ei, c));
                     });
@@ -476,7 +440,7 @@ fn vjp_prepared<T: Float>(
                 }
             };
             let write = |cells: Rows<'_, T>| -> Result<()> {
-                by_rows(Ctx::new(opts.par), cells, b * e, k, &grad_row);
+                cells.by_rows(Ctx::new(opts.par), b * e, k, &grad_row);
                 Ok(())
             };
             let mut dst = dst.take();
@@ -585,33 +549,61 @@ pub(crate) fn vjp_out<T: Float, I: IndexInt>(
     vjp(op, kind, grad, src, index, None, opts, Some(dst)).map(|_| ())
 }
 
-/// `f(row, cells)` for each of `rows` rows of `k` cells, the rows cut into one contiguous
-/// piece per task of `ctx`.
-fn by_rows<T: Copy + Send>(
+/// Per cell, how many members equal its result `r`, for an index every lane shares
+/// (`ids`): each member row compared with its cell row slice by slice, each task over its own
+/// columns in u32 counts (no cell takes more than `e`: half the traffic of u64), merged after
+/// (integers: any split gives the same counts).
+fn shared_ties<T: Float>(
+    op: &'static str,
     ctx: Ctx,
-    cells: Rows<'_, T>,
-    rows: usize,
-    k: usize,
-    f: &(dyn Fn(usize, &mut [T]) + Sync),
-) {
+    src: &[T],
+    r: &[T],
+    ids: &[i64],
+    d: Dims,
+) -> Result<Vec<u64>> {
+    let (b, e, k, n) = (d.b, d.e, d.k, d.n);
     let tasks = ctx
-        .tasks(rows.saturating_mul(k).saturating_mul(size_of::<T>()), 1)
-        .clamp(1, rows.max(1));
-    let mut pieces = Vec::with_capacity(tasks);
-    let mut rest = cells;
+        .tasks((b * e * k).saturating_mul(size_of::<T>()), 1)
+        .clamp(1, k.max(1));
+    let cols_of = |t| crate::shape::part(k, tasks, t, 1);
+    let mut cols = Vec::with_capacity(tasks);
     for t in 0..tasks {
-        let (lo, hi) = crate::shape::part(rows, tasks, t, 1);
-        let (piece, after) = rest.split_at_mut((hi - lo) * k);
-        pieces.push(Mutex::new((lo..hi, piece)));
-        rest = after;
+        let (k0, k1) = cols_of(t);
+        cols.push(Mutex::new(filled(op, "grad", b * n * (k1 - k0), 0u32)?));
     }
     ctx.run(tasks, |t| {
-        let mut piece = pieces[t].lock().unwrap_or_else(|e| e.into_inner());
-        let (range, cells) = &mut *piece;
-        for (i, row) in range.clone().enumerate() {
-            f(row, cells.row(i * k, k));
+        let (k0, k1) = cols_of(t);
+        let w = k1 - k0;
+        let mut mine = cols[t].lock().unwrap_or_else(|e| e.into_inner());
+        for bi in 0..b {
+            for (ei, &s) in ids.iter().enumerate() {
+                let (s, row) = (s as usize, (bi * e + ei) * k);
+                if s >= n {
+                    continue;
+                }
+                let (c, at) = ((bi * n + s) * k + k0, (bi * n + s) * w);
+                let counts = mine[at..at + w].iter_mut().zip(&r[c..c + w]);
+                for ((count, &rv), &x) in counts.zip(&src[row + k0..row + k1]) {
+                    *count += u32::from(same(x, rv));
+                }
+            }
         }
     });
+    let cols: Vec<Vec<u32>> = cols
+        .into_iter()
+        .map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    let mut ties = Vec::new();
+    ties.try_reserve_exact(b * n * k)
+        .map_err(|_| Error::out_of_memory(op, "grad", (b * n * k).saturating_mul(8)))?;
+    for cr in 0..b * n {
+        for (t, col) in cols.iter().enumerate() {
+            let (k0, k1) = cols_of(t);
+            let w = k1 - k0;
+            ties.extend(col[cr * w..(cr + 1) * w].iter().map(|&c| u64::from(c)));
+        }
+    }
+    Ok(ties)
 }
 
 /// Calls `f(at, ei, cell)` for every src position `(bi, ei, ki)` (flat offset `at`, position
