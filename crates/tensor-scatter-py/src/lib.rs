@@ -5,6 +5,7 @@
 //! then converts, checks and stages (`tensor_scatter/__init__.py`) and calls again. Library
 //! errors are raised as the package's exceptions, before anything was written.
 
+mod dlpack;
 mod errors;
 mod operand;
 mod options;

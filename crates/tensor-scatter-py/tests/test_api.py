@@ -180,6 +180,78 @@ def test_torch_tensors_in_and_out():
     assert torch.equal(ts.gather_elements(m, i, axis=1), torch.gather(m, 1, i))
 
 
+def test_torch_tensors_read_in_one_call_equal_those_read_by_attribute():
+    """A torch.Tensor is read through torch's DLPack exchange table; a subclass through its
+    attributes. Every layout (views with an offset, steps, transposes, stride 0, 0-d, empty)
+    and dtype gives the same bits either way, and both are read where they lie."""
+    torch = pytest.importorskip("torch")
+    from tensor_scatter import _native
+
+    class Sub(torch.Tensor):
+        pass
+
+    def tbits(t):
+        return torch.empty(t.shape, dtype=t.dtype).copy_(t).view(torch.uint8).numpy().tobytes()
+
+    g = torch.Generator().manual_seed(3)
+    base = torch.randn(7, 12, generator=g)
+    opts = (0, 0, "wrap", "error", None, None)
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32,
+               torch.uint8, torch.bool):
+        b = base > 0 if dt is torch.bool else base.to(dt)
+        for t in (b, b[1:, 2:], b[::2, ::3], b.t(), b[2].expand(5, 12)):
+            n = t.shape[0]
+            stepped = torch.tensor([[1, 2], [0, 9]], dtype=torch.int32).t()[0]  # stride 2
+            for idx in (torch.tensor([n - 1, 0, -1]), stepped, torch.zeros(0, dtype=torch.int64)):
+                assert _native.gather("gather", t, idx, None, *opts) is not None
+                assert _native.gather("gather", t.as_subclass(Sub), idx.as_subclass(Sub), None, *opts) is not None
+                want = ts.gather(t.as_subclass(Sub), idx.as_subclass(Sub))
+                got = ts.gather(t, idx)
+                assert type(got) is torch.Tensor and got.dtype == t.dtype
+                assert got.shape == want.shape and tbits(got) == tbits(want.as_subclass(torch.Tensor))
+    # Scatter into out=, in place, from a stepped view.
+    data = base.clone()
+    upd = base[:, ::2].contiguous()[:3]
+    idx = torch.tensor([[0, 6, 6, 1, 2, 0]] * 3)
+    want = ts.scatter_elements(data.as_subclass(Sub), idx.as_subclass(Sub), upd.as_subclass(Sub), axis=1,
+                               reduction="add")
+    out = torch.empty_like(base)
+    ts.scatter_elements(data, idx, upd, axis=1, reduction="add", out=out)
+    assert torch.equal(out, want.as_subclass(torch.Tensor))
+    view = data[:3]
+    ts.scatter_elements(view, idx, upd, axis=1, reduction="add", out=view)
+    assert torch.equal(data[:3], out[:3]) and torch.equal(data[3:], base[3:])
+    # A 0-d tensor is read too (gather of a 0-d table is an error, here as there).
+    for t in (base[3, 4], base[3, 4].as_subclass(Sub)):
+        with pytest.raises(ValueError):
+            ts.gather(t, torch.tensor([0]))
+
+
+def test_negative_views_are_read_resolved_and_never_written_in_place():
+    """The imaginary part of a conjugate view is a negative view: its values are the negated
+    bits. It is read as its values (the native half refuses its bits), and an out= that is one
+    is refused: the general path would write a resolved copy, leaving the tensor unchanged."""
+    torch = pytest.importorskip("torch")
+    from tensor_scatter import _native
+
+    z = torch.complex(torch.arange(6.0), torch.arange(6.0) + 1)
+    im = z.conj().imag
+    assert im.is_neg()
+    idx = torch.tensor([0, 5, 5])
+    assert _native.gather("gather", im, idx, None, 0, 0, "wrap", "error", None, None) is None
+    assert torch.equal(ts.gather(im, idx), im.resolve_neg()[idx])
+    upd = im[:3]
+    want = torch.zeros(6).index_add_(0, idx, upd.resolve_neg())
+    assert torch.equal(ts.scatter_update(torch.zeros(6), idx, upd, reduction="add"), want)
+    before = im.resolve_neg().clone()
+    for call in (lambda: ts.gather(torch.arange(6.0), idx, out=im[:3]),
+                 lambda: ts.scatter_update(torch.zeros(6), idx, upd, out=im),
+                 lambda: ts.scatter(torch.ones(3), idx, 0, im)):
+        with pytest.raises(ValueError, match="negative or conjugate view"):
+            call()
+    assert torch.equal(im.resolve_neg(), before)
+
+
 def test_jax_arrays_in_and_out():
     jnp = pytest.importorskip("jax.numpy")
     x = jnp.zeros(4)

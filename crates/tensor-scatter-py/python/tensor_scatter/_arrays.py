@@ -38,12 +38,23 @@ def _torch():
     return sys.modules.get("torch")
 
 
+# torch's two tracing tests, looked up once torch is imported (every call asks: a third of
+# a NumPy call's Python time when looked up each time).
+_tracing: Optional[tuple] = None
+
+
 def compiling() -> bool:
     """Whether torch.compile, torch.export or torch.jit.trace is tracing the caller: the
     public functions then call the operators of ``_torch_ops``, which the tracer records (it
     cannot see into the native half: jit.trace would keep its result as a constant)."""
-    t = sys.modules.get("torch")
-    return t is not None and (t.compiler.is_compiling() or t._C._get_tracing_state() is not None)
+    global _tracing
+    checks = _tracing
+    if checks is None:
+        t = sys.modules.get("torch")
+        if t is None:
+            return False
+        checks = _tracing = (t.compiler.is_compiling, t._C._get_tracing_state)
+    return checks[0]() or checks[1]() is not None
 
 
 def recorded(*xs) -> bool:
@@ -75,8 +86,10 @@ def _is_jax(x: Any) -> bool:
     return jax is not None and isinstance(x, jax.Array)
 
 
-def as_arr(x: Any, arg: str, op: str) -> Arr:
-    """`x` as an `Arr`, without a copy for NumPy arrays, CPU tensors and JAX CPU arrays."""
+def as_arr(x: Any, arg: str, op: str, write: bool = False) -> Arr:
+    """`x` as an `Arr`, without a copy for NumPy arrays, CPU tensors and JAX CPU arrays. A
+    negative or conjugate view is read through a resolved copy, and refused when it is to be
+    written (`write`: the copy would take the result, not the caller's tensor)."""
     if isinstance(x, np.ndarray):
         a, kind = x, "numpy"
     elif _is_torch(x):
@@ -88,6 +101,11 @@ def as_arr(x: Any, arg: str, op: str) -> Arr:
             )
         t = x.detach()
         if t.is_conj() or t.is_neg():
+            if write:
+                raise ArgumentError(
+                    f"{op}: {arg}: a negative or conjugate view (is_neg() or is_conj()) is not "
+                    f"written in place; write into a plain tensor and copy_ it into the view"
+                )
             t = t.resolve_conj().resolve_neg()
         if t.dtype == torch.bfloat16:
             return Arr(t.view(torch.int16).numpy(), "bfloat16", "torch")
@@ -254,7 +272,7 @@ def receive(out: Any, value: Any, op: str) -> Any:
             raise DTypeError(f"{op}: out: dtype {out.dtype} does not match; expected the "
                              f"result's {value.dtype}")
         return out.copy_(value)
-    o, v = as_arr(out, "out", op), as_arr(value, "out", op)
+    o, v = as_arr(out, "out", op, write=True), as_arr(value, "out", op)
     writable(o, "out", op)
     if o.array.shape != v.array.shape:
         raise ArgumentError(

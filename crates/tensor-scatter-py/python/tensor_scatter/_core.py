@@ -132,7 +132,7 @@ def _scatter(op, name, data, indices, updates, out, *options):
         res = new_result(d.array.shape, d)
         done(_native.scatter(op, d.prepared(), i.prepared(), u.prepared(), d.prepared(res), *options))
         return result(res, d)
-    o = as_arr(out, "out", name)
+    o = as_arr(out, "out", name, write=True)
     writable(o, "out", name)
     if o.dtype != d.dtype:
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
@@ -162,7 +162,7 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
         res = new_result(shape, d)
         done(_native.gather(op, d.prepared(), i.prepared(), d.prepared(res), *options))
         return result(res, d)
-    o = as_arr(out, "out", name)
+    o = as_arr(out, "out", name, write=True)
     writable(o, "out", name)
     if o.dtype != d.dtype:
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected data's dtype {d.dtype}")
@@ -209,7 +209,7 @@ def segment_general(op, src, index, out, *options):
     if out is None:
         r = done(_native.segment(op, s.prepared(), i.prepared(), None, *options))
         return result(r[0], s), _positions(r[1], s)
-    o = as_arr(out, "out", name)
+    o = as_arr(out, "out", name, write=True)
     writable(o, "out", name)
     if o.dtype != s.dtype:
         raise DTypeError(f"{name}: out: dtype {o.dtype} does not match; expected src's dtype {s.dtype}")

@@ -1,0 +1,170 @@
+//! DLPack's C exchange table (`dlpack.h` 1.x, the `__dlpack_c_exchange_api__` capsule a
+//! tensor type carries; torch has it since 2.10), as far as the native half reads it: one C
+//! call fills a borrowed `DLTensor` (data pointer, device, dtype, shape, strides) for a
+//! tensor the caller holds, where reading the same through Python attributes takes eight
+//! calls. Nothing here owns or frees anything: the `DLTensor` points into the tensor.
+
+use std::ffi::{c_int, c_void};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyCapsuleMethods};
+use tensor_scatter::DType;
+
+#[repr(C)]
+struct Device {
+    device_type: i32,
+    device_id: i32,
+}
+
+#[repr(C)]
+struct DataType {
+    code: u8,
+    bits: u8,
+    lanes: u16,
+}
+
+/// `DLTensor`.
+#[repr(C)]
+pub struct Tensor {
+    data: *mut c_void,
+    device: Device,
+    ndim: i32,
+    dtype: DataType,
+    shape: *const i64,
+    strides: *const i64,
+    byte_offset: u64,
+}
+
+/// `DLPackExchangeAPI`: its header (`DLPackVersion`, the older table) and the producer's
+/// functions, of which only `dltensor_from_py_object_no_sync` is called (making a result
+/// through the table's allocator cost as much as `torch.from_numpy` over a NumPy array: two
+/// tensors are made, one of them wrapping the other's DLPack form).
+#[repr(C)]
+pub struct ExchangeApi {
+    major: u32,
+    minor: u32,
+    prev_api: *const c_void,
+    managed_tensor_allocator: *const c_void,
+    managed_tensor_from_py_object_no_sync: *const c_void,
+    managed_tensor_to_py_object_no_sync: *const c_void,
+    dltensor_from_py_object_no_sync:
+        Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut Tensor) -> c_int>,
+    current_work_stream: *const c_void,
+}
+
+// SAFETY: the table is a static of the producer, never written after it is made (dlpack.h:
+// "must stay alive throughout the lifetime of the process"); we only read it.
+unsafe impl Sync for ExchangeApi {}
+
+const DL_CPU: i32 = 1;
+
+impl ExchangeApi {
+    /// The table of `tensor_type` (its `__dlpack_c_exchange_api__` capsule), when it has one of
+    /// major version 1 with the function we call.
+    pub fn of(tensor_type: &Bound<'_, PyAny>) -> Option<&'static ExchangeApi> {
+        let capsule = tensor_type.getattr("__dlpack_c_exchange_api__").ok()?;
+        let capsule = capsule.cast::<PyCapsule>().ok()?;
+        let ptr = capsule.pointer_checked(Some(c"dlpack_exchange_api")).ok()?;
+        // SAFETY: a capsule of this name holds a `DLPackExchangeAPI*` that lives as long as the
+        // process (dlpack.h); its header, read first, is stable across versions.
+        let api = unsafe { &*(ptr.as_ptr() as *const ExchangeApi) };
+        (api.major == 1 && api.dltensor_from_py_object_no_sync.is_some()).then_some(api)
+    }
+
+    /// `obj` as a borrowed `DLTensor`, or `None` (the producer's error cleared) when the
+    /// producer cannot describe it (no storage, a sparse layout, a dtype DLPack lacks).
+    /// `obj` must be of the type the table came from, and held while the result is read.
+    pub fn read(&self, obj: &Bound<'_, PyAny>) -> Option<Tensor> {
+        let f = self.dltensor_from_py_object_no_sync?;
+        let mut t = Tensor {
+            data: std::ptr::null_mut(),
+            device: Device {
+                device_type: 0,
+                device_id: 0,
+            },
+            ndim: 0,
+            dtype: DataType {
+                code: 0,
+                bits: 0,
+                lanes: 0,
+            },
+            shape: std::ptr::null(),
+            strides: std::ptr::null(),
+            byte_offset: 0,
+        };
+        // SAFETY: `obj` is a live object of the table's type, the GIL is held, and `t` is a
+        // `DLTensor` for the producer to fill; it sets a Python error exactly when it fails.
+        if unsafe { f(obj.as_ptr().cast(), &mut t) } != 0 {
+            drop(PyErr::take(obj.py()));
+            return None;
+        }
+        Some(t)
+    }
+}
+
+impl Tensor {
+    /// The library's dtype, for one-lane types it has.
+    pub fn dtype(&self) -> Option<DType> {
+        let t = &self.dtype;
+        if t.lanes != 1 {
+            return None;
+        }
+        Some(match (t.code, t.bits) {
+            (0, 8) => DType::I8,
+            (0, 16) => DType::I16,
+            (0, 32) => DType::I32,
+            (0, 64) => DType::I64,
+            (1, 8) => DType::U8,
+            (1, 16) => DType::U16,
+            (1, 32) => DType::U32,
+            (1, 64) => DType::U64,
+            (2, 16) => DType::F16,
+            (2, 32) => DType::F32,
+            (2, 64) => DType::F64,
+            (4, 16) => DType::BF16,
+            (6, 8) => DType::Bool,
+            _ => return None,
+        })
+    }
+
+    /// Element `[0, ..., 0]`, the shape and the strides in elements, for a CPU tensor; `None`
+    /// for any other device or a shape that is not one.
+    pub fn layout(&self) -> Option<(*mut u8, Vec<usize>, Vec<isize>)> {
+        if self.device.device_type != DL_CPU || self.ndim < 0 {
+            return None;
+        }
+        let n = self.ndim as usize;
+        if n > 0 && self.shape.is_null() {
+            return None;
+        }
+        // SAFETY: the producer filled `ndim` sizes (and strides, when not null) that stay valid
+        // while the tensor is held, which the caller does.
+        let sizes: &[i64] = if n == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(self.shape, n) }
+        };
+        let shape = sizes
+            .iter()
+            .map(|&d| usize::try_from(d).ok())
+            .collect::<Option<Vec<_>>>()?;
+        let strides = if self.strides.is_null() || n == 0 {
+            // DLPack's compact row-major layout.
+            let mut s = vec![0isize; n];
+            let mut step = 1isize;
+            for d in (0..n).rev() {
+                s[d] = step;
+                step = step.checked_mul(isize::try_from(shape[d].max(1)).ok()?)?;
+            }
+            s
+        } else {
+            // SAFETY: as the sizes above.
+            unsafe { std::slice::from_raw_parts(self.strides, n) }
+                .iter()
+                .map(|&s| isize::try_from(s).ok())
+                .collect::<Option<Vec<_>>>()?
+        };
+        let offset = usize::try_from(self.byte_offset).ok()?;
+        Some((self.data.cast::<u8>().wrapping_add(offset), shape, strides))
+    }
+}
