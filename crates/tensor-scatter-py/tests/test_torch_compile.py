@@ -6,6 +6,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -351,9 +352,81 @@ def test_vmap_of_every_family_is_the_stack_of_its_calls():
     got = torch.func.vmap(lambda s, j: ts.scatter(s, j, 0, dim_size=4))(batch, idx)
     want = torch.stack([ts.scatter(s, j, 0, dim_size=4) for s, j in zip(batch, idx)])
     assert torch.equal(got, want)
-    # torch.func.grad is refused, never answered wrongly.
-    with pytest.raises(RuntimeError, match="functorch"):
-        torch.func.grad(lambda s: ts.scatter(s, i, 0, dim_size=4).sum())(batch[0])
+
+
+@pytest.mark.parametrize("name,f", _calls(), ids=[c[0] for c in _calls()])
+def test_torch_func_grad_is_autograd_bits(name, f):
+    """torch.func.grad (functorch's transform, not autograd's tape) of every operator gives
+    the bits of loss.backward(); vmap of it (per-sample gradients) the stack of its calls."""
+    x = torch.randn(6, 2, dtype=F64, generator=torch.Generator().manual_seed(3))
+    y = torch.randn(4, 2, dtype=F64, generator=torch.Generator().manual_seed(4))
+    x[1] = x[0]  # a tie for min and max
+
+    def loss(x, y):
+        r = f(x, y)
+        r = r if isinstance(r, tuple) else (r,)
+        return sum((t * torch.arange(t.numel(), dtype=t.dtype).view(t.shape)).sum()
+                   for t in r if t.is_floating_point())
+
+    xl, yl = x.clone().requires_grad_(), y.clone().requires_grad_()
+    want = torch.autograd.grad(loss(xl, yl), (xl, yl), allow_unused=True)
+    got = torch.func.grad(loss, argnums=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        assert torch.equal(g, torch.zeros_like(g) if w is None else w), name
+    # Both batched: an out= made from y must be batched too (vmap refuses to write a batch
+    # into an unbatched tensor, for torch's own in-place ops as for ours).
+    xs, ys = torch.stack([x, x.flip(0), 2 * x]), torch.stack([y, -y, y.flip(0)])
+    per_sample = torch.func.vmap(torch.func.grad(loss, argnums=(0, 1)))(xs, ys)
+    one_by_one = [torch.func.grad(loss, argnums=(0, 1))(a, b) for a, b in zip(xs, ys)]
+    for k in range(2):
+        assert torch.equal(per_sample[k], torch.stack([g[k] for g in one_by_one])), name
+
+
+def test_torch_func_jacobians_and_what_they_refuse():
+    """jacrev of a linear operator is its matrix; jacrev of jacrev works where the second
+    derivative does (sum) and raises where it is not computed (max), as autograd does;
+    forward mode (jacfwd, so torch.func.hessian) is not implemented and raises."""
+    i = torch.tensor([0, 1, 1, 2])
+    s = torch.randn(4, dtype=F64, generator=torch.Generator().manual_seed(1))
+    J = torch.func.jacrev(lambda s: ts.scatter(s, i, 0, dim_size=3))(s)
+    assert torch.equal(J, torch.eye(3, dtype=F64)[i].t())
+    def hessian(f):
+        return torch.func.jacrev(torch.func.jacrev(f))(s)
+    H = hessian(lambda s: ts.scatter(s * s, i, 0, dim_size=3).sum())
+    assert torch.equal(H, 2 * torch.eye(4, dtype=F64))
+    with pytest.raises(RuntimeError, match="second derivative|double backward|not differentiable"):
+        hessian(lambda s: ts.scatter(s, i, 0, dim_size=3, reduce="max").pow(2).sum())
+    for forward_mode in (torch.func.jacfwd, torch.func.hessian):
+        with pytest.raises(NotImplementedError, match="forward-mode AD"):
+            forward_mode(lambda s: ts.scatter(s, i, 0, dim_size=3).sum())(s)
+
+
+def test_forward_mode_tangents_are_refused_never_dropped():
+    """A dual tensor's tangent is invisible to the native half; a call on one used to return
+    a result with no tangent (forward-mode derivatives of 0). Every family now raises on a
+    tangent, and computes as before inside a dual level when no argument carries one
+    (NumPy arrays included)."""
+    import torch.autograd.forward_ad as fwAD
+
+    x = torch.randn(6, 2, dtype=F64, generator=torch.Generator().manual_seed(3))
+    y = torch.randn(4, 2, dtype=F64, generator=torch.Generator().manual_seed(4))
+    with fwAD.dual_level():
+        for name, f in _calls():
+            want = f(x, y)
+            dx, dy = fwAD.make_dual(x, torch.ones_like(x)), fwAD.make_dual(y, torch.ones_like(y))
+            try:
+                f(dx, dy)
+                raise AssertionError(name)
+            except NotImplementedError as e:
+                assert "forward-mode AD" in str(e), name
+            got = f(x, y)  # no tangent: the same result
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert torch.equal(g, w), name
+        n = np.arange(6.0)
+        assert ts.scatter(n, np.array([0, 0, 1, 2, 2, 2]), 0).tolist() == [1.0, 2.0, 12.0]
+    with pytest.raises(NotImplementedError, match="forward-mode AD"):
+        torch.func.jvp(lambda s: ts.gather(s, torch.tensor([1, 0])), (x,), (torch.ones_like(x),))
 
 
 def test_jit_trace_records_the_ops():

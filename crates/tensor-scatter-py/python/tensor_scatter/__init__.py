@@ -27,7 +27,7 @@ from ._segment import *  # noqa: F401,F403 (torch_scatter's API)
 from ._segment import __all__ as _segment_all
 from ._grad import *  # noqa: F401,F403 (the backward passes)
 from ._grad import __all__ as _grad_all
-from ._arrays import compiling, recorded, traced_jax
+from ._arrays import native_first, recorded, traced_jax
 from ._core import GATHER_NAMES, SCATTER_NAMES, _gather, _scatter
 
 __version__ = "0.1.0"
@@ -93,9 +93,10 @@ def __dir__():
 
 def _scatter_any(op, data, indices, updates, out, options, ties):
     """A scatter the native half declined, or one torch traces (the public functions ask the
-    native half first, unless torch is compiling): its dispatcher operator when torch traces
-    it, records it for autograd or transforms it (``vmap``: the native half takes no such
-    tensor), its XLA FFI call when JAX traces it, else converted by the general path."""
+    native half first, unless torch traces the call or a forward-mode AD level is open):
+    its dispatcher operator when torch traces it, records it for autograd, transforms it
+    (``vmap``: the native half takes no such tensor) or may see a tangent, its XLA FFI call
+    when JAX traces it, else converted by the general path."""
     if recorded(data, updates):
         from . import _torch_ops
         return _torch_ops.scatter(op, data, indices, updates, out, options, ties)
@@ -148,9 +149,9 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
     if block is not None:
         return _blocked("elements", data, indices, updates, axis, reduction, block, out, threads,
                         (include_self, negative_indices, out_of_range, accumulation, updates_window))
-    r = None if compiling() else _native.scatter(
+    r = _native.scatter(
         "elements", data, indices, updates, out, axis, reduction, include_self, negative_indices,
-        out_of_range, accumulation, threads, updates_window)
+        out_of_range, accumulation, threads, updates_window) if native_first() else None
     if r is not None:
         return r
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
@@ -187,9 +188,9 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
     """
     if ties != "split" and ties != "first":
         raise ArgumentError(f"{SCATTER_NAMES['nd']}: ties: {ties!r} is not 'split' or 'first'")
-    r = None if compiling() else _native.scatter(
+    r = _native.scatter(
         "nd", data, indices, updates, out, 0, reduction, include_self, negative_indices,
-        out_of_range, accumulation, threads, False)
+        out_of_range, accumulation, threads, False) if native_first() else None
     if r is not None:
         return r
     options = (0, reduction, include_self, negative_indices, out_of_range, accumulation, threads, False)
@@ -216,9 +217,9 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
     if block is not None:
         return _blocked("update", data, indices, updates, axis, reduction, block, out, threads,
                         (include_self, negative_indices, out_of_range, accumulation, False))
-    r = None if compiling() else _native.scatter(
+    r = _native.scatter(
         "update", data, indices, updates, out, axis, reduction, include_self, negative_indices,
-        out_of_range, accumulation, threads, False)
+        out_of_range, accumulation, threads, False) if native_first() else None
     if r is not None:
         return r
     options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
@@ -239,9 +240,9 @@ def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indice
            [ 0,  1],
            [-1, -1]])
     """
-    r = None if compiling() else _native.gather(
+    r = _native.gather(
         "gather", data, indices, out, axis, batch_dims, negative_indices, out_of_range, fill_value,
-        threads)
+        threads) if native_first() else None
     if r is not None:
         return r
     options = (axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
@@ -259,9 +260,9 @@ def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wr
     array([[2, 1],
            [3, 3]])
     """
-    r = None if compiling() else _native.gather(
+    r = _native.gather(
         "elements", data, indices, out, axis, 0, negative_indices, out_of_range, fill_value,
-        threads)
+        threads) if native_first() else None
     if r is not None:
         return r
     options = (axis, 0, negative_indices, out_of_range, fill_value, threads)
@@ -277,9 +278,9 @@ def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wr
     >>> gather_nd(np.arange(6).reshape(3, 2), np.array([[2, 1], [0, 0]]))
     array([5, 0])
     """
-    r = None if compiling() else _native.gather(
+    r = _native.gather(
         "nd", data, indices, out, 0, batch_dims, negative_indices, out_of_range, fill_value,
-        threads)
+        threads) if native_first() else None
     if r is not None:
         return r
     options = (0, batch_dims, negative_indices, out_of_range, fill_value, threads)

@@ -38,34 +38,58 @@ def _torch():
     return sys.modules.get("torch")
 
 
-# torch's two tracing tests, looked up once torch is imported (every call asks: a third of
-# a NumPy call's Python time when looked up each time).
+# torch's two tracing tests and its forward-mode AD module, looked up once torch is imported
+# (every call asks: a third of a NumPy call's Python time when looked up each time).
 _tracing: Optional[tuple] = None
+
+
+def _torch_checks() -> Optional[tuple]:
+    global _tracing
+    if _tracing is None:
+        t = sys.modules.get("torch")
+        if t is None:
+            return None
+        import torch.autograd.forward_ad  # noqa: F401  (torch imports it itself)
+        _tracing = (t.compiler.is_compiling, t._C._get_tracing_state, t.autograd.forward_ad)
+    return _tracing
 
 
 def compiling() -> bool:
     """Whether torch.compile, torch.export or torch.jit.trace is tracing the caller: the
     public functions then call the operators of ``_torch_ops``, which the tracer records (it
     cannot see into the native half: jit.trace would keep its result as a constant)."""
-    global _tracing
-    checks = _tracing
-    if checks is None:
-        t = sys.modules.get("torch")
-        if t is None:
-            return False
-        checks = _tracing = (t.compiler.is_compiling, t._C._get_tracing_state)
-    return checks[0]() or checks[1]() is not None
+    checks = _tracing or _torch_checks()
+    return checks is not None and (checks[0]() or checks[1]() is not None)
+
+
+def forward_ad_open() -> bool:
+    """Whether a forward-mode AD level is open (``torch.autograd.forward_ad.dual_level``,
+    ``torch.func.jvp``): a float tensor may carry a tangent, which the native half cannot
+    see, so a call with tensors goes to the operators, which refuse a tangent instead of
+    dropping it."""
+    checks = _tracing or _torch_checks()
+    return checks is not None and checks[2]._current_level >= 0
+
+
+def native_first() -> bool:
+    """Whether a public call asks the native half first: torch need not see it as its
+    operator before anything runs (:func:`compiling`, :func:`forward_ad_open`; the Python
+    half decides after, from the arguments, as :func:`recorded` says)."""
+    checks = _tracing or _torch_checks()
+    return checks is None or not (checks[0]() or checks[1]() is not None
+                                  or checks[2]._current_level >= 0)
 
 
 def recorded(*xs) -> bool:
     """Whether torch must see the call as its operator (``_torch_ops``): a tracer
-    (:func:`compiling`) sees it, autograd records it (one of ``xs`` requires grad), or a
-    functorch transform (``vmap``, ``grad``) wraps its tensors (the native half can read none
-    of these)."""
+    (:func:`compiling`) sees it, autograd records it (one of ``xs`` requires grad), a
+    functorch transform (``vmap``, ``grad``) wraps its tensors, or a tensor may carry a
+    forward-mode tangent (the native half can read none of these)."""
     t = sys.modules.get("torch")
     return t is not None and (
         compiling() or t._C._are_functorch_transforms_active()
-        or (t.is_grad_enabled() and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs)))
+        or (t.is_grad_enabled() and any(isinstance(x, t.Tensor) and x.requires_grad for x in xs))
+        or (forward_ad_open() and any(isinstance(x, t.Tensor) for x in xs)))
 
 
 def traced_jax(*xs) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from . import _native
-from ._arrays import compiling, receive, recorded, traced_jax
+from ._arrays import native_first, receive, recorded, traced_jax
 from ._core import SEGMENT_NAMES as _NAMES, segment_general
 from ._errors import ArgumentError
 
@@ -32,7 +32,7 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
     if ties not in ("split", "first"):
         raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
     options = (dim, dim_size, reduce, want_arg, unbiased, threads)
-    if not compiling():  # the native half first (Dynamo cannot trace into it)
+    if native_first():  # the native half first (Dynamo cannot trace into it)
         r = _native.segment(op, src, index, out, *options)
         if r is not None:
             return r

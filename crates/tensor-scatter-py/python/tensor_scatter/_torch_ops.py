@@ -15,6 +15,7 @@ from __future__ import annotations
 import operator
 
 import torch
+import torch.autograd.forward_ad as forward_ad
 
 from . import _core
 from ._core import GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES
@@ -72,12 +73,21 @@ def _call(name, *args):
     autograd kernel uses) when a tensor requires grad: the dispatcher's path through Python
     kernels costs about 40 us a call more."""
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    kernel, backward = _EAGER[name]
+    if (torch._C._are_functorch_transforms_active() and not compiling()
+            and (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+                 or forward_ad._current_level >= 0)):
+        # torch.func's grad, jacrev, vmap of grad (and jvp, refused by _Recorded.jvp):
+        # functorch takes the autograd.Function here, above the dispatcher, and runs its
+        # forward a level down, where the op is dispatched again (its vmap rule for a batch).
+        # Inside the op's autograd kernel it could not: functorch's layers are behind the call.
+        return _Transformed.apply(getattr(_ops, name), backward, *args)
     if (compiling() or torch._C._are_functorch_transforms_active()
             or torch._C._len_torch_dispatch_stack() > 0
             or any(type(t) is not torch.Tensor for t in tensors)):
         return getattr(_ops, name)(*args)
-    kernel, backward = _EAGER[name]
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+    if (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+            or forward_ad._current_level >= 0):
         return _Recorded.apply(kernel, backward, *args)
     return kernel(*args)
 
@@ -86,7 +96,9 @@ def _vmap_loop(op):
     """``torch.func.vmap`` of any op: one call per member of the batch, stacked (the same
     bits as calling it on each)."""
     def rule(info, in_dims, *args):
-        results = [op(*[a if d is None else a.select(d, b) for a, d in zip(args, in_dims)])
+        # A list argument (gather_vjp's data_shape) has in_dims of its own, all None.
+        results = [op(*[a.select(d, b) if isinstance(a, torch.Tensor) and d is not None else a
+                        for a, d in zip(args, in_dims)])
                    for b in range(info.batch_size)]
         if isinstance(results[0], tuple):
             return tuple(torch.stack(r) for r in zip(*results)), (0,) * len(results[0])
@@ -138,6 +150,32 @@ class _Recorded(torch.autograd.Function):
     def backward(ctx, *grads):
         return (None, None, *ctx.backward(ctx, *grads))
 
+    @staticmethod
+    def jvp(ctx, *tangents):
+        raise NotImplementedError(
+            "tensor_scatter: forward-mode AD (torch.func.jvp, jacfwd, hessian, "
+            "torch.autograd.forward_ad) is not implemented; reverse mode is "
+            "(torch.autograd, torch.func.grad, vjp, jacrev)")
+
+
+class _Transformed(_Recorded):
+    """``_Recorded`` in the form functorch's transforms take (``torch.func.grad``, ``jacrev``,
+    ``vmap`` of them): a forward without ``ctx``, ``setup_context``, a vmap rule made from
+    the op's own. Only for those: ``apply`` then binds the arguments by signature, about
+    55 us a call."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(run, backward, *args):
+        with torch._C._AutoDispatchBelowAutograd():
+            return run(*args)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.backward = inputs[1]
+        _save(ctx, inputs[2:], output)
+
 
 def _autograd_kernel(op, backward):
     """The op's ``Autograd`` dispatch kernel."""
@@ -146,7 +184,8 @@ def _autograd_kernel(op, backward):
     def kernel(keyset, *args):
         def run(*a):
             return op.redispatch(keyset & after, *a)
-        if torch.is_grad_enabled() and torch._C._any_requires_grad(*args):
+        if (torch.is_grad_enabled() and torch._C._any_requires_grad(*args)
+                or forward_ad._current_level >= 0):
             return _Recorded.apply(run, backward, *args)
         with torch._C._AutoDispatchBelowAutograd():
             return run(*args)
