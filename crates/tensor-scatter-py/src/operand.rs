@@ -311,7 +311,8 @@ impl<'py> Operand<'py> {
     }
 
     /// A CPU tensor's operand (always writeable, as torch's own `out=` are), or `None` when
-    /// its first element is misaligned or its elements' span overflows.
+    /// its first element is misaligned, its elements' span overflows, or it has elements
+    /// but no data (a `ZeroTensor`, autograd's zeros without memory: its data pointer is 0).
     fn tensor(
         obj: &Bound<'py, PyAny>,
         dtype: DType,
@@ -319,7 +320,9 @@ impl<'py> Operand<'py> {
         shape: Vec<usize>,
         strides: Vec<isize>,
     ) -> Option<Self> {
-        if !(origin as usize).is_multiple_of(dtype.size_of()) {
+        if !(origin as usize).is_multiple_of(dtype.size_of())
+            || origin.is_null() && !shape.contains(&0)
+        {
             return None;
         }
         let span = byte_span(origin, dtype, &shape, &strides)?;

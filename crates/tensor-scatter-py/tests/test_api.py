@@ -252,6 +252,19 @@ def test_negative_views_are_read_resolved_and_never_written_in_place():
     assert torch.equal(im.resolve_neg(), before)
 
 
+def test_a_zero_tensor_is_read_as_zeros_never_through_its_null_pointer():
+    """autograd's ZeroTensor has elements and a data pointer of 0: reading it crashed the
+    process. It is read as zeros, and refused as out=."""
+    torch = pytest.importorskip("torch")
+    z = torch._efficientzerotensor(4)
+    i = torch.tensor([0, 3, 3])
+    assert torch.equal(ts.gather(z, i), torch.zeros(3))
+    assert torch.equal(ts.scatter(z, torch.tensor([0, 1, 1, 0]), 0), torch.zeros(2))
+    assert torch.equal(ts.scatter_elements(torch.ones(4), i, z[:3], reduction="add"), torch.ones(4))
+    with pytest.raises(ValueError, match="ZeroTensor"):
+        ts.gather(torch.ones(4), i, out=torch._efficientzerotensor(3))
+
+
 def test_jax_arrays_in_and_out():
     jnp = pytest.importorskip("jax.numpy")
     x = jnp.zeros(4)

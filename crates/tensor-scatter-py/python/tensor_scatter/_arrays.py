@@ -124,6 +124,10 @@ def as_arr(x: Any, arg: str, op: str, write: bool = False) -> Arr:
                 f"and does not copy silently: pass x.cpu() (and copy the result back)"
             )
         t = x.detach()
+        if t._is_zerotensor():  # autograd's zeros without memory: read as zeros
+            if write:
+                raise ArgumentError(f"{op}: {arg}: a ZeroTensor has no memory to write")
+            t = torch.zeros(t.shape, dtype=t.dtype)
         if t.is_conj() or t.is_neg():
             if write:
                 raise ArgumentError(
