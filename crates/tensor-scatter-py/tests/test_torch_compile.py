@@ -383,50 +383,63 @@ def test_torch_func_grad_is_autograd_bits(name, f):
 
 
 def test_torch_func_jacobians_and_what_they_refuse():
-    """jacrev of a linear operator is its matrix; jacrev of jacrev works where the second
-    derivative does (sum) and raises where it is not computed (max), as autograd does;
-    forward mode (jacfwd, so torch.func.hessian) is not implemented and raises."""
+    """jacrev of a linear operator is its matrix, jacfwd the same; hessian (forward over
+    reverse) of a sum is exact, of a max it raises (its second derivative is not computed),
+    as jacrev of jacrev does."""
     i = torch.tensor([0, 1, 1, 2])
     s = torch.randn(4, dtype=F64, generator=torch.Generator().manual_seed(1))
-    J = torch.func.jacrev(lambda s: ts.scatter(s, i, 0, dim_size=3))(s)
-    assert torch.equal(J, torch.eye(3, dtype=F64)[i].t())
-    def hessian(f):
-        return torch.func.jacrev(torch.func.jacrev(f))(s)
-    H = hessian(lambda s: ts.scatter(s * s, i, 0, dim_size=3).sum())
-    assert torch.equal(H, 2 * torch.eye(4, dtype=F64))
-    with pytest.raises(RuntimeError, match="second derivative|double backward|not differentiable"):
-        hessian(lambda s: ts.scatter(s, i, 0, dim_size=3, reduce="max").pow(2).sum())
-    for forward_mode in (torch.func.jacfwd, torch.func.hessian):
-        with pytest.raises(NotImplementedError, match="forward-mode AD"):
-            forward_mode(lambda s: ts.scatter(s, i, 0, dim_size=3).sum())(s)
+    lin = lambda s: ts.scatter(s, i, 0, dim_size=3)  # noqa: E731
+    want = torch.eye(3, dtype=F64)[i].t()
+    assert torch.equal(torch.func.jacrev(lin)(s), want)
+    assert torch.equal(torch.func.jacfwd(lin)(s), want)
+    square = lambda s: ts.scatter(s * s, i, 0, dim_size=3).sum()  # noqa: E731
+    assert torch.equal(torch.func.hessian(square)(s), 2 * torch.eye(4, dtype=F64))
+    assert torch.equal(torch.func.jacrev(torch.func.jacrev(square))(s), 2 * torch.eye(4, dtype=F64))
+    mx = lambda s: ts.scatter(s, i, 0, dim_size=3, reduce="max").pow(2).sum()  # noqa: E731
+    with pytest.raises(RuntimeError, match="second derivative"):
+        torch.func.jacrev(torch.func.jacrev(mx))(s)
+    with pytest.raises(NotImplementedError, match="forward-mode AD"):
+        torch.func.hessian(mx)(s)
 
 
-def test_forward_mode_tangents_are_refused_never_dropped():
-    """A dual tensor's tangent is invisible to the native half; a call on one used to return
-    a result with no tangent (forward-mode derivatives of 0). Every family now raises on a
-    tangent, and computes as before inside a dual level when no argument carries one
-    (NumPy arrays included)."""
+_FORWARD_LINEAR = {"scatter_nd", "scatter_update", "gather", "gather_elements", "gather_nd",
+                   "scatter", "segment_coo", "segment_csr", "gather_coo", "gather_csr",
+                   "scatter_vjp", "scatter_elements_vjp", "gather_vjp"}
+
+
+@pytest.mark.parametrize("name,f", _calls(), ids=[c[0] for c in _calls()])
+def test_forward_mode_is_the_jacobian_times_the_tangent_or_refused(name, f):
+    """A dual tensor's tangent is invisible to the native half: a call on one used to return
+    no tangent (derivatives of 0, silently). A linear operator's tangent is now the op on the
+    tangents, equal to the reverse-mode Jacobian times them, through torch.func.jvp and
+    forward_ad alike; any other raises. Inside a dual level a call without tangents computes
+    as before (NumPy arrays included)."""
     import torch.autograd.forward_ad as fwAD
 
-    x = torch.randn(6, 2, dtype=F64, generator=torch.Generator().manual_seed(3))
-    y = torch.randn(4, 2, dtype=F64, generator=torch.Generator().manual_seed(4))
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(6, 2, dtype=F64, generator=g), torch.randn(4, 2, dtype=F64, generator=g)
+    tx, ty = torch.randn(6, 2, dtype=F64, generator=g), torch.randn(4, 2, dtype=F64, generator=g)
+
+    def floats(x, y):
+        r = f(x, y)
+        return tuple(t for t in (r if isinstance(r, tuple) else (r,)) if t.is_floating_point())
+
+    if name not in _FORWARD_LINEAR:
+        with pytest.raises(NotImplementedError, match="forward-mode AD"):
+            torch.func.jvp(floats, (x, y), (tx, ty))
+        with fwAD.dual_level(), pytest.raises(NotImplementedError, match="forward-mode AD"):
+            floats(fwAD.make_dual(x, tx), fwAD.make_dual(y, ty))
+        return
+    jx, jy = torch.func.jacrev(lambda x, y: floats(x, y)[0], argnums=(0, 1))(x, y)
+    want = torch.tensordot(jx, tx, dims=2) + torch.tensordot(jy, ty, dims=2)
+    assert torch.allclose(torch.func.jvp(floats, (x, y), (tx, ty))[1][0], want, atol=1e-12), name
     with fwAD.dual_level():
-        for name, f in _calls():
-            want = f(x, y)
-            dx, dy = fwAD.make_dual(x, torch.ones_like(x)), fwAD.make_dual(y, torch.ones_like(y))
-            try:
-                f(dx, dy)
-                raise AssertionError(name)
-            except NotImplementedError as e:
-                assert "forward-mode AD" in str(e), name
-            got = f(x, y)  # no tangent: the same result
-            for g, w in zip(got if isinstance(got, tuple) else (got,),
-                            want if isinstance(want, tuple) else (want,)):
-                assert torch.equal(g, w), name
+        plain = floats(x, y)  # no tangent: as outside the level
+        assert all(torch.equal(a, b) for a, b in zip(plain, floats(x.clone(), y.clone()))), name
+        r = floats(fwAD.make_dual(x, tx), fwAD.make_dual(y, ty))[0]
+        assert torch.allclose(fwAD.unpack_dual(r).tangent, want, atol=1e-12), name
         n = np.arange(6.0)
         assert ts.scatter(n, np.array([0, 0, 1, 2, 2, 2]), 0).tolist() == [1.0, 2.0, 12.0]
-    with pytest.raises(NotImplementedError, match="forward-mode AD"):
-        torch.func.jvp(lambda s: ts.gather(s, torch.tensor([1, 0])), (x,), (torch.ones_like(x),))
 
 
 def test_jit_trace_records_the_ops():

@@ -47,6 +47,10 @@ _LINEAR = ("none", "add", "sum", "sub", "mean")
 _WITH_ARG = ("scatter", "coo", "csr")  # the reductions that also give positions
 _SECOND = ("tensor_scatter: the second derivative of a mul, min or max reduction or of a "
            "composite is not computed (its backward is differentiable once)")
+_FORWARD = ("tensor_scatter: forward-mode AD (torch.func.jvp, jacfwd, hessian, "
+            "torch.autograd.forward_ad) is implemented for the linear operators only (sums, "
+            "means, none/sub scatters, gathers, and their backwards); reverse mode covers "
+            "every operator (torch.autograd, torch.func.grad, vjp, jacrev)")
 _lib = torch.library.Library(NS, "FRAGMENT")
 
 
@@ -152,10 +156,10 @@ class _Recorded(torch.autograd.Function):
 
     @staticmethod
     def jvp(ctx, *tangents):
-        raise NotImplementedError(
-            "tensor_scatter: forward-mode AD (torch.func.jvp, jacfwd, hessian, "
-            "torch.autograd.forward_ad) is not implemented; reverse mode is "
-            "(torch.autograd, torch.func.grad, vjp, jacrev)")
+        rule = getattr(ctx.backward, "jvp", None)
+        if rule is None:
+            raise NotImplementedError(_FORWARD)
+        return rule(ctx, *tangents[2:])
 
 
 class _Transformed(_Recorded):
@@ -196,8 +200,35 @@ def _save(ctx, inputs, output):
     """Every forward keeps its inputs, the tensors through ``save_for_backward`` (an input
     changed in place before the backward is then an error, never a wrong gradient)."""
     ctx.tensor_at = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
-    ctx.save_for_backward(*[inputs[i] for i in ctx.tensor_at])
+    tensors = [inputs[i] for i in ctx.tensor_at]
+    ctx.save_for_backward(*tensors)
+    if forward_ad._current_level >= 0:  # a forward-mode rule (``_linear_jvp``) reads them
+        ctx.save_for_forward(*tensors)
     ctx.options = [None if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _linear_jvp(name, at, linear, unfill=None):
+    """The forward-mode rule of op ``name`` where it is linear (``linear(args)``) in its float
+    tensors at positions ``at``: the op itself on their tangents (zeros for an input without
+    one; the argument at ``unfill``, a gather's fill value, made None: a filled cell's
+    tangent is 0). Elsewhere it raises."""
+    def jvp(ctx, *tangents):
+        args = _inputs(ctx)
+        if not linear(args):
+            raise NotImplementedError(_FORWARD)
+        for p in at:
+            if args[p] is not None:
+                args[p] = torch.zeros_like(args[p]) if tangents[p] is None else tangents[p]
+        if unfill is not None:
+            args[unfill] = None
+        return _call(name, *args)
+    return jvp
+
+
+def _with_jvp(backward, jvp):
+    """``backward`` carrying the op's forward-mode rule (``_Recorded.jvp`` looks it up)."""
+    backward.jvp = jvp
+    return backward
 
 
 def _inputs(ctx):
@@ -403,23 +434,39 @@ def _segment_vjp_backward(op):
 
 
 def _register_all():
+    # Forward mode where the op is linear: a scatter's reduction is argument 4 (5 for its
+    # backward, which is linear in grad for those reductions), a segment op's reduce 5 (6).
+    always = lambda args: True  # noqa: E731
     for op, name in SCATTER_NAMES.items():
-        _register(name, _SCATTER, _scatter_kernel(op), _scatter_fake, _scatter_backward(op))
+        _register(name, _SCATTER, _scatter_kernel(op), _scatter_fake, _with_jvp(
+            _scatter_backward(op), _linear_jvp(name, (0, 2), lambda a: a[4] in _LINEAR)))
         _register(name + "_vjp", _SCATTER_VJP, _scatter_vjp_kernel(op), _scatter_vjp_fake,
-                  _scatter_vjp_backward(op))
+                  _with_jvp(_scatter_vjp_backward(op),
+                            _linear_jvp(name + "_vjp", (0,), lambda a: a[5] in _LINEAR)))
     for op, name in GATHER_NAMES.items():
-        _register(name, _GATHER, _gather_kernel(op), _gather_fake(op), _gather_backward(op))
+        _register(name, _GATHER, _gather_kernel(op), _gather_fake(op), _with_jvp(
+            _gather_backward(op), _linear_jvp(name, (0,), always, unfill=6)))
         _register(name + "_vjp", _GATHER_VJP, _gather_vjp_kernel(op), _gather_vjp_fake,
-                  _gather_vjp_backward(op))
+                  _with_jvp(_gather_vjp_backward(op), _linear_jvp(name + "_vjp", (0,), always)))
     for op, name in SEGMENT_NAMES.items():
+        if op in ("gather_coo", "gather_csr"):
+            linear, vjp_linear = always, always
+        elif op in _WITH_ARG:
+            linear = lambda a: a[5] in ("sum", "add", "mean")  # noqa: E731
+            vjp_linear = lambda a: a[6] in ("sum", "add", "mean")  # noqa: E731
+        else:  # mul and the composites
+            linear = vjp_linear = lambda a: False  # noqa: E731
         _register(name, _SEGMENT_ARGS + " -> Tensor", _segment_kernel(op, False),
-                  _segment_fake(op, False), _segment_backward(op), _segment_vmap(op))
+                  _segment_fake(op, False),
+                  _with_jvp(_segment_backward(op), _linear_jvp(name, (0, 2), linear)),
+                  _segment_vmap(op))
         if op in _WITH_ARG:
             _register(name + "_arg", _SEGMENT_ARGS + " -> (Tensor, Tensor)",
                       _segment_kernel(op, True), _segment_fake(op, True), _segment_backward(op),
                       _segment_vmap(op))
         _register(name + "_vjp", _SEGMENT_VJP, _segment_vjp_kernel(op), _segment_vjp_fake(op),
-                  _segment_vjp_backward(op))
+                  _with_jvp(_segment_vjp_backward(op),
+                            _linear_jvp(name + "_vjp", (0,), vjp_linear)))
 
 
 _register_all()
