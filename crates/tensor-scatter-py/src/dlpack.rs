@@ -127,43 +127,37 @@ impl Tensor {
         })
     }
 
-    /// Element `[0, ..., 0]`, the shape and the strides in elements, for a CPU tensor; `None`
-    /// for any other device or a shape that is not one.
+    /// Element `[0, ..., 0]`, the shape and the strides in elements, for a CPU tensor with
+    /// its strides given (torch always gives them); `None` for any other device or a shape
+    /// that is not one.
     pub fn layout(&self) -> Option<(*mut u8, Vec<usize>, Vec<isize>)> {
         if self.device.device_type != DL_CPU || self.ndim < 0 {
             return None;
         }
         let n = self.ndim as usize;
-        if n > 0 && self.shape.is_null() {
+        if n > 0 && (self.shape.is_null() || self.strides.is_null()) {
             return None;
         }
-        // SAFETY: the producer filled `ndim` sizes (and strides, when not null) that stay valid
-        // while the tensor is held, which the caller does.
-        let sizes: &[i64] = if n == 0 {
-            &[]
+        let (sizes, steps): (&[i64], &[i64]) = if n == 0 {
+            (&[], &[])
         } else {
-            unsafe { std::slice::from_raw_parts(self.shape, n) }
+            // SAFETY: the producer filled `ndim` sizes and strides, which stay valid while
+            // the tensor is held, which the caller does.
+            unsafe {
+                (
+                    std::slice::from_raw_parts(self.shape, n),
+                    std::slice::from_raw_parts(self.strides, n),
+                )
+            }
         };
         let shape = sizes
             .iter()
             .map(|&d| usize::try_from(d).ok())
             .collect::<Option<Vec<_>>>()?;
-        let strides = if self.strides.is_null() || n == 0 {
-            // DLPack's compact row-major layout.
-            let mut s = vec![0isize; n];
-            let mut step = 1isize;
-            for d in (0..n).rev() {
-                s[d] = step;
-                step = step.checked_mul(isize::try_from(shape[d].max(1)).ok()?)?;
-            }
-            s
-        } else {
-            // SAFETY: as the sizes above.
-            unsafe { std::slice::from_raw_parts(self.strides, n) }
-                .iter()
-                .map(|&s| isize::try_from(s).ok())
-                .collect::<Option<Vec<_>>>()?
-        };
+        let strides = steps
+            .iter()
+            .map(|&s| isize::try_from(s).ok())
+            .collect::<Option<Vec<_>>>()?;
         let offset = usize::try_from(self.byte_offset).ok()?;
         Some((self.data.cast::<u8>().wrapping_add(offset), shape, strides))
     }

@@ -74,7 +74,8 @@ def forward_ad_open() -> bool:
 def native_first() -> bool:
     """Whether a public call asks the native half first: torch need not see it as its
     operator before anything runs (:func:`compiling`, :func:`forward_ad_open`; the Python
-    half decides after, from the arguments, as :func:`recorded` says)."""
+    half decides after, from the arguments, as :func:`recorded` says). Both tests inline, on
+    one lookup: every public call asks."""
     checks = _tracing or _torch_checks()
     return checks is None or not (checks[0]() or checks[1]() is not None
                                   or checks[2]._current_level >= 0)

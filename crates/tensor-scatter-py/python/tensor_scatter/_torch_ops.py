@@ -76,22 +76,23 @@ def _call(name, *args):
     kernel directly, recorded by autograd (the same ``_Recorded`` function the dispatcher's
     autograd kernel uses) when a tensor requires grad: the dispatcher's path through Python
     kernels costs about 40 us a call more."""
+    if compiling():
+        return getattr(_ops, name)(*args)
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     kernel, backward = _EAGER[name]
-    if (torch._C._are_functorch_transforms_active() and not compiling()
-            and (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
-                 or forward_ad._current_level >= 0)):
-        # torch.func's grad, jacrev, vmap of grad (and jvp, refused by _Recorded.jvp):
-        # functorch takes the autograd.Function here, above the dispatcher, and runs its
-        # forward a level down, where the op is dispatched again (its vmap rule for a batch).
-        # Inside the op's autograd kernel it could not: functorch's layers are behind the call.
+    differentiated = (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+                      or forward_ad._current_level >= 0)
+    transformed = torch._C._are_functorch_transforms_active()
+    if transformed and differentiated:
+        # torch.func's grad, jacrev, jvp, vmap of them: functorch takes the autograd.Function
+        # here, above the dispatcher, and runs its forward a level down, where the op is
+        # dispatched again (its vmap rule for a batch). Inside the op's autograd kernel it
+        # could not: functorch's layers are behind the call.
         return _Transformed.apply(getattr(_ops, name), backward, *args)
-    if (compiling() or torch._C._are_functorch_transforms_active()
-            or torch._C._len_torch_dispatch_stack() > 0
+    if (transformed or torch._C._len_torch_dispatch_stack() > 0
             or any(type(t) is not torch.Tensor for t in tensors)):
         return getattr(_ops, name)(*args)
-    if (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
-            or forward_ad._current_level >= 0):
+    if differentiated:
         return _Recorded.apply(kernel, backward, *args)
     return kernel(*args)
 
