@@ -121,7 +121,7 @@ fn run_fast<T: Element, I: IndexInt>(
             Ok(())
         }
         Prepared::Flat { kernel, offsets } => {
-            let flat = TensorView::new(offsets, &[offsets.len()])?;
+            let flat = TensorView::new(&offsets.0, &[offsets.0.len()])?;
             let strict = super::strategy::flat_options(opts);
             run_fast(
                 plan,

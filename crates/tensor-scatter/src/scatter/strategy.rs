@@ -115,7 +115,7 @@ pub(super) enum Prepared {
     /// destination of more than `i32::MAX` cells takes [`Prepared::Ranges`].
     Flat {
         kernel: Box<Prepared>,
-        offsets: Vec<i32>,
+        offsets: scatter::Stage<i32>,
     },
 }
 
@@ -283,7 +283,7 @@ pub(super) fn prepare<T, I: IndexInt>(
         && !resolved.contains(&SKIP)
     {
         // Every offset lies in `[0, numel)`, and numel fits `i32` (`flat_geom`).
-        let offsets = resolved.iter().map(|&r| r as i32).collect();
+        let offsets = scatter::Stage(resolved.iter().map(|&r| r as i32).collect());
         return flat_kernel::<T>(plan, g, offsets, opts, copy, cx);
     }
     let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
@@ -303,7 +303,7 @@ fn flat_fast<I: IndexInt>(
     g: scatter::ElemGeom,
     opts: &ScatterOptions,
     cx: Ctx,
-) -> Option<Vec<i32>> {
+) -> Option<scatter::Stage<i32>> {
     let idx = indices.contiguous()?;
     if plan.comp_stride != 1 || Some(idx.len()) != g.k.checked_mul(plan.comps.len()) {
         return None;
@@ -322,12 +322,12 @@ fn flat_fast<I: IndexInt>(
 fn flat_kernel<T>(
     plan: &Plan,
     g: scatter::ElemGeom,
-    offsets: Vec<i32>,
+    offsets: scatter::Stage<i32>,
     opts: &ScatterOptions,
     copy: DataCopy,
     cx: Ctx,
 ) -> Result<Prepared> {
-    let flat = TensorView::new(&offsets, &[offsets.len()])?;
+    let flat = TensorView::new(&offsets.0, &[offsets.0.len()])?;
     let kernel = elem_kernel::<T, i32>(plan, g, &flat, &flat_options(opts), copy, false, cx)?;
     Ok(Prepared::Flat {
         kernel: Box::new(kernel),
