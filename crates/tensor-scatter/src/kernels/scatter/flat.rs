@@ -1,6 +1,7 @@
 //! The flat offsets of ScatterND tuples that each address one element of a contiguous
 //! destination (`x[r, c] += v`): one parallel pass that checks and resolves every tuple, so
-//! that the element kernels run over the offsets as a 1-D index.
+//! that the element kernels run over the offsets as a 1-D index; and the same resolution a
+//! chunk at a time ([`tuple_cells`]) for the fed fold, which takes pairs and triples itself.
 
 use super::Stage;
 use crate::exec::Ctx;
@@ -66,16 +67,68 @@ unsafe fn resolve_fixed<I: IndexInt, const K: usize>(
 ) -> bool {
     let mut ok = true;
     for (i, tuple) in idx.chunks_exact(K).enumerate() {
-        let mut off = 0u32;
-        for j in 0..K {
-            let c = shifted_cell(tuple[j].to_i64_sat(), shifts[j]);
-            ok &= c < dims[j].0 as u64;
-            off = off.wrapping_add((c as u32).wrapping_mul(dims[j].1 as u32));
-        }
+        let (off, good) = tuple_cell(tuple, &dims, &shifts);
+        ok &= good;
         // SAFETY: the caller's contract: cell `at + i` is this call's.
         unsafe { d.set(at + i, off as i32) };
     }
     ok
+}
+
+/// The offset of one tuple of `K` components (`tuple[j]` a position along a dim of
+/// `dims[j].0` cells at stride `dims[j].1`, negative ones shifted by `shifts[j]`), and
+/// whether every component was accepted. In 32-bit arithmetic: exact for an accepted tuple
+/// of a destination of at most `u32::MAX` cells; a refused tuple's offset is garbage.
+#[inline(always)]
+fn tuple_cell<I: IndexInt, const K: usize>(
+    tuple: &[I],
+    dims: &[(usize, usize); K],
+    shifts: &[i64; K],
+) -> (u32, bool) {
+    let mut ok = true;
+    let mut off = 0u32;
+    for j in 0..K {
+        let c = shifted_cell(tuple[j].to_i64_sat(), shifts[j]);
+        ok &= c < dims[j].0 as u64;
+        off = off.wrapping_add((c as u32).wrapping_mul(dims[j].1 as u32));
+    }
+    (off, ok)
+}
+
+crate::kernels::simd::multiversion! {
+    /// The cells of the pairs or triples of `idx` (as [`tuple_cell`] takes them; other tuple
+    /// lengths are refused) in a destination of `n` cells, into `out` (one per tuple);
+    /// whether every tuple was accepted and lies below `n`. The fed fold's feeder and its
+    /// folder's own checks ([`fed_fold`](super::fed_fold)).
+    pub(crate) fn tuple_cells<I: IndexInt>(
+        idx: &[I],
+        dims: &[(usize, usize)],
+        shifts: &[i64],
+        n: usize,
+        out: &mut [u32],
+    ) -> bool {
+        #[inline(always)]
+        fn fixed<I: IndexInt, const K: usize>(
+            idx: &[I],
+            dims: &[(usize, usize); K],
+            shifts: &[i64; K],
+            n: usize,
+            out: &mut [u32],
+        ) -> bool {
+            let mut ok = true;
+            for (tuple, o) in idx.chunks_exact(K).zip(out) {
+                let (off, good) = tuple_cell(tuple, dims, shifts);
+                ok &= good & ((off as usize) < n);
+                *o = off;
+            }
+            ok
+        }
+        match (dims, shifts) {
+            (&[a, b], &[sa, sb]) => fixed(idx, &[a, b], &[sa, sb], n, out),
+            (&[a, b, c], &[sa, sb, sc]) => fixed(idx, &[a, b, c], &[sa, sb, sc], n, out),
+            _ => false,
+        }
+    }
 }
 
 /// Tuples per block between the looks at whether another task failed.

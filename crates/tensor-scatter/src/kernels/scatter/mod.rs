@@ -23,7 +23,7 @@ pub(crate) mod single_fold;
 pub(crate) mod split_fold;
 
 pub(crate) use column_tiles::{column_parallel, elements};
-pub(crate) use fed_fold::{FED_MAX_CELLS, elem_fed};
+pub(crate) use fed_fold::{FED_MAX_CELLS, elem_fed, elem_fed_tuples};
 pub(crate) use flat::flat_offsets;
 pub(crate) use radix::{radix_apply, radix_bucket};
 pub(crate) use ranges::{RangeJob, ranges, rel_range};
