@@ -120,25 +120,8 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, T, C => scatter::elements::<T, I, C>(&job, dest, cx));
             Ok(())
         }
-        Prepared::TuplesFed { g, dims, shifts } => {
-            let row = scatter::fed_fold::Row {
-                n: g.n,
-                dest_off: g.dest_off,
-                src,
-            };
-            let idx = indices.contiguous().unwrap_or(&[]);
-            let upd = updates.contiguous().unwrap_or(&[]);
-            // SAFETY: `tuples_fed` took pairs or triples of contiguous `indices` into a
-            // one-row contiguous destination of at most FED_MAX_CELLS cells (`flat_geom`),
-            // whose dims and strides `dims` are, one tuple per update; `dest` covers it, and
-            // with `src` absent it was initialised by the caller.
-            with_combiner!(r, T, C => unsafe {
-                scatter::elem_fed_tuples::<T, I, C>(idx, dims, shifts, upd, row, dest, cx)
-            })
-            .map_err(|_| tuple_error(plan, indices, opts))
-        }
         Prepared::Flat { kernel, offsets } => {
-            let flat = TensorView::new(&offsets.0, &[offsets.0.len()])?;
+            let flat = TensorView::new(offsets, &[offsets.len()])?;
             let strict = super::strategy::flat_options(opts);
             run_fast(
                 plan,
@@ -197,23 +180,6 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, T, C => scatter::ranges::<T, C>(&job, dest, cx));
             Ok(())
         }
-    }
-}
-
-/// The error for a tuple the fed fold refused: the exact index pass names the first one
-/// (position, component, value), as it would have before any kernel ran.
-fn tuple_error<I: IndexInt>(
-    plan: &Plan,
-    indices: &TensorView<'_, I>,
-    opts: &ScatterOptions,
-) -> Error {
-    match resolve_indices(plan, indices, opts.index_policy) {
-        Err(e) => e,
-        Ok(_) => Error::invalid(
-            plan.op,
-            "indices",
-            "a tuple the fold refused and the index pass accepted (a bug: please report it)",
-        ),
     }
 }
 

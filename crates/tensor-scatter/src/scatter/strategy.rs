@@ -108,24 +108,14 @@ pub(super) enum Prepared {
     },
     /// Destination ranges over resolved tuple offsets.
     Ranges(Vec<isize>),
-    /// ScatterND pairs or triples that each address one element of a one-row contiguous
-    /// destination (`x[r, c] += v`), folded by the fed fold, which resolves and checks the
-    /// tuples itself ([`scatter::elem_fed_tuples`]): no offsets buffer, no second pass, so
-    /// nothing was checked yet. `dims` and `shifts` as [`scatter::flat_offsets`] takes them.
-    TuplesFed {
-        g: scatter::ElemGeom,
-        dims: Vec<(usize, usize)>,
-        shifts: Vec<i64>,
-    },
     /// ScatterND tuples that each address one element of a contiguous destination (`k`
-    /// components, a one-element slice: `x[i, j] += v`) where [`Prepared::TuplesFed`] does
-    /// not apply, resolved to flat offsets by the index pass: the element kernel `kernel`
-    /// runs over the offsets as a 1-D index.
+    /// components, a one-element slice: `x[i, j] += v`), resolved to flat offsets by the
+    /// index pass: the element kernel `kernel` runs over the offsets as a 1-D index.
     /// The offsets are 32-bit (half the bytes of `int64` for the kernel to read): a
     /// destination of more than `i32::MAX` cells takes [`Prepared::Ranges`].
     Flat {
         kernel: Box<Prepared>,
-        offsets: scatter::Stage<i32>,
+        offsets: Vec<i32>,
     },
 }
 
@@ -137,8 +127,7 @@ impl Prepared {
             Prepared::ElemChecked { .. }
             | Prepared::ElemSplit { .. }
             | Prepared::ElemFed { .. }
-            | Prepared::ElemRadix { .. }
-            | Prepared::TuplesFed { .. } => true,
+            | Prepared::ElemRadix { .. } => true,
             Prepared::Elem { .. } | Prepared::Ranges(_) | Prepared::Flat { .. } => false,
         }
     }
@@ -285,11 +274,6 @@ pub(super) fn prepare<T, I: IndexInt>(
     }
     let flat = flat_geom(plan, dest, upd);
     if let Some(g) = flat
-        && let Some(p) = tuples_fed::<T, I>(plan, indices, g, opts, copy, cx.threads)
-    {
-        return Ok(p);
-    }
-    if let Some(g) = flat
         && let Some(offsets) = flat_fast(plan, indices, g, opts, cx)
     {
         return flat_kernel::<T>(plan, g, offsets, opts, copy, cx);
@@ -299,7 +283,7 @@ pub(super) fn prepare<T, I: IndexInt>(
         && !resolved.contains(&SKIP)
     {
         // Every offset lies in `[0, numel)`, and numel fits `i32` (`flat_geom`).
-        let offsets = scatter::Stage(resolved.iter().map(|&r| r as i32).collect());
+        let offsets = resolved.iter().map(|&r| r as i32).collect();
         return flat_kernel::<T>(plan, g, offsets, opts, copy, cx);
     }
     let cells_per_tuple = crate::shape::sat_product(&plan.outer_shape)
@@ -308,45 +292,6 @@ pub(super) fn prepare<T, I: IndexInt>(
         drop_overwritten(&mut resolved);
     }
     Ok(Prepared::Ranges(resolved))
-}
-
-/// The fed fold over the tuples of a [`flat_geom`] scatter, where the 1-D work it is would
-/// take the fed fold or the single fold ([`fed_fold`], [`check_in_fold`]; at one thread the
-/// fed fold is the single fold): pairs or triples, contiguous `indices`, the `Error`
-/// out-of-range rule, no identity fill, and a kernel free to be the first to write.
-/// Measured against [`Prepared::Flat`] (an offsets pass, then the 1-D kernel over them):
-/// record/2026-11-29-pairs-and-in-place.md.
-fn tuples_fed<T, I: IndexInt>(
-    plan: &Plan,
-    indices: &TensorView<'_, I>,
-    g: scatter::ElemGeom,
-    opts: &ScatterOptions,
-    copy: DataCopy,
-    threads: usize,
-) -> Option<Prepared> {
-    let k = plan.comps.len();
-    let idx = indices.contiguous()?;
-    let fits = (2..=3).contains(&k)
-        && plan.comp_stride == 1
-        && Some(idx.len()) == g.k.checked_mul(k)
-        && copy != DataCopy::First
-        && g.n <= scatter::FED_MAX_CELLS
-        && parallel_row::<T, I>(g, opts)
-        && (fed_fold::<T, I>(g, opts, threads) || check_in_fold::<T, I>(g, threads));
-    fits.then(|| Prepared::TuplesFed {
-        g,
-        // A contiguous destination's strides are positive (a dim of one cell accepts only 0).
-        dims: plan
-            .comps
-            .iter()
-            .map(|c| (c.size, c.dest_stride as usize))
-            .collect(),
-        shifts: plan
-            .comps
-            .iter()
-            .map(|c| crate::index::negative_shift(c.size, opts.index_policy.negative))
-            .collect(),
-    })
 }
 
 /// The flat offsets of a [`flat_geom`] scatter whose `indices` are contiguous, resolved in
@@ -358,7 +303,7 @@ fn flat_fast<I: IndexInt>(
     g: scatter::ElemGeom,
     opts: &ScatterOptions,
     cx: Ctx,
-) -> Option<scatter::Stage<i32>> {
+) -> Option<Vec<i32>> {
     let idx = indices.contiguous()?;
     if plan.comp_stride != 1 || Some(idx.len()) != g.k.checked_mul(plan.comps.len()) {
         return None;
@@ -377,12 +322,12 @@ fn flat_fast<I: IndexInt>(
 fn flat_kernel<T>(
     plan: &Plan,
     g: scatter::ElemGeom,
-    offsets: scatter::Stage<i32>,
+    offsets: Vec<i32>,
     opts: &ScatterOptions,
     copy: DataCopy,
     cx: Ctx,
 ) -> Result<Prepared> {
-    let flat = TensorView::new(&offsets.0, &[offsets.0.len()])?;
+    let flat = TensorView::new(&offsets, &[offsets.len()])?;
     let kernel = elem_kernel::<T, i32>(plan, g, &flat, &flat_options(opts), copy, false, cx)?;
     Ok(Prepared::Flat {
         kernel: Box::new(kernel),

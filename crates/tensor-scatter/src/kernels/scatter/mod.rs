@@ -23,7 +23,7 @@ pub(crate) mod single_fold;
 pub(crate) mod split_fold;
 
 pub(crate) use column_tiles::{column_parallel, elements};
-pub(crate) use fed_fold::{FED_MAX_CELLS, elem_fed, elem_fed_tuples};
+pub(crate) use fed_fold::{FED_MAX_CELLS, elem_fed};
 pub(crate) use flat::flat_offsets;
 pub(crate) use radix::{radix_apply, radix_bucket};
 pub(crate) use ranges::{RangeJob, ranges, rel_range};
@@ -101,27 +101,11 @@ static STAGE_POOL: std::sync::Mutex<Vec<(Box<dyn std::any::Any + Send>, usize)>>
     std::sync::Mutex::new(Vec::new());
 
 /// A staging buffer of the element kernel, taken from [`STAGE_POOL`] and returned on drop.
-pub(crate) struct Stage<T: Element>(pub(crate) Vec<T>);
+pub(super) struct Stage<T: Element>(pub(super) Vec<T>);
 
 impl<T: Element> Stage<T> {
     /// An empty buffer with capacity for `cap` cells (none is taken for `cap == 0`).
-    pub(crate) fn take(cap: usize) -> Stage<T> {
-        let mut s = Stage::take_empty(cap);
-        s.0.reserve(cap);
-        s
-    }
-
-    /// As [`Stage::take`], or `None` when the memory cannot be had (an error to report, not
-    /// an abort: the caller's size comes from the input).
-    pub(crate) fn try_take(cap: usize) -> Option<Stage<T>> {
-        let mut s = Stage::take_empty(cap);
-        s.0.try_reserve(cap).ok()?;
-        Some(s)
-    }
-
-    /// A kept buffer, emptied, with whatever capacity it had (a new empty one when none is
-    /// kept or `cap == 0`).
-    fn take_empty(cap: usize) -> Stage<T> {
+    pub(super) fn take(cap: usize) -> Stage<T> {
         if cap == 0 {
             return Stage(Vec::new());
         }
@@ -132,6 +116,7 @@ impl<T: Element> Stage<T> {
             .map_or_else(Vec::new, |b| *b);
         drop(pool);
         v.clear();
+        v.reserve(cap);
         Stage(v)
     }
 }
