@@ -102,6 +102,10 @@ def test_errors_have_python_classes_and_leave_out_untouched():
         ro = np.zeros((2, 3), np.float32)
         ro.flags.writeable = False
         ts.scatter_elements(data, np.array([[0]]), np.ones((1, 1), np.float32), out=ro)
+    # In place (out is data, read once by the native half): refused too, nothing written.
+    with pytest.raises(ValueError, match="read-only"):
+        ts.scatter_elements(ro, np.array([[0]]), np.ones((1, 1), np.float32), out=ro)
+    assert not ro.any()
     with pytest.raises(ValueError, match="shape"):
         ts.scatter_elements(data, np.array([[0]]), np.ones((1, 1), np.float32), out=np.zeros(6, np.float32))
     with pytest.raises(ValueError, match="0 and 1"):
