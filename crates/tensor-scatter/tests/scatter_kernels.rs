@@ -7,7 +7,8 @@
 //! destination's line boundaries). Blocks that fit a tile, fewer than the threads, are cut
 //! into column tiles. Single rows are also cut into one part per thread (the split fold),
 //! with the index dtypes its vector scans take and one they do not. ScatterND tuples that
-//! each address one element (`x[r, c] += v`) are resolved to flat offsets in parallel.
+//! each address one element (`x[r, c] += v`) are resolved to flat offsets in parallel, or,
+//! where the index outweighs the table, folded by the fed fold, which resolves them itself.
 #![cfg(feature = "reference")]
 
 use tensor_scatter::isa::{Isa, with_isa};
@@ -467,4 +468,14 @@ fn element_tuples_resolved_in_parallel_match_the_oracle() {
     check_tuples::<f32, i64>(&[1000, 300], 100_003, 31);
     check_tuples::<f64, i32>(&[40, 50, 60], 70_001, 32);
     check_tuples::<u8, i16>(&[300, 7], 40_009, 33);
+}
+
+#[test]
+fn element_tuples_folded_by_the_fed_fold_match_the_oracle() {
+    // Tuples whose index outweighs the table (pairs: 800 KB of int64 against 240 KB of f32;
+    // triples: 200 KB of int32 against 48 KB of f64): the fed fold resolves them itself, its
+    // feeder on a second thread, its folder alone at one thread; chunks of 8,192 tuples, so
+    // the ring of 8 slots wraps.
+    check_tuples::<f32, i64>(&[300, 200], 100_003, 34);
+    check_tuples::<f64, i32>(&[20, 30, 10], 50_001, 35);
 }

@@ -120,6 +120,27 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, T, C => scatter::elements::<T, I, C>(&job, dest, cx));
             Ok(())
         }
+        Prepared::TuplesFed { g, dims, shifts } => {
+            let row = scatter::Row {
+                n: g.n,
+                dest_off: g.dest_off,
+                src,
+            };
+            let source = scatter::Tuples {
+                idx: indices.contiguous().unwrap_or(&[]),
+                dims,
+                shifts,
+                n: g.n,
+                level: cx.level,
+            };
+            let upd = updates.contiguous().unwrap_or(&[]);
+            // SAFETY: `tuples_fed` took pairs or triples of contiguous `indices` into a
+            // one-row contiguous destination of at most FED_MAX_CELLS cells (`flat_geom`),
+            // whose dims and strides `dims` are, one tuple per update; `dest` covers it, and
+            // with `src` absent it was initialised by the caller.
+            with_combiner!(r, T, C => unsafe { scatter::fed_cells::<T, C>(&source, upd, row, dest, cx) })
+                .map_err(|_| tuple_error(plan, indices, opts))
+        }
         Prepared::Flat { kernel, offsets } => {
             let flat = TensorView::new(offsets, &[offsets.len()])?;
             let strict = super::strategy::flat_options(opts);
@@ -180,6 +201,23 @@ fn run_fast<T: Element, I: IndexInt>(
             with_combiner!(r, T, C => scatter::ranges::<T, C>(&job, dest, cx));
             Ok(())
         }
+    }
+}
+
+/// The error for a tuple the fed fold refused: the exact index pass names the first one
+/// (position, component, value), as it would have before any kernel ran.
+fn tuple_error<I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    opts: &ScatterOptions,
+) -> Error {
+    match resolve_indices(plan, indices, opts.index_policy) {
+        Err(e) => e,
+        Ok(_) => Error::invalid(
+            plan.op,
+            "indices",
+            "a tuple the fold refused and the index pass accepted (a bug: please report it)",
+        ),
     }
 }
 

@@ -108,9 +108,19 @@ pub(super) enum Prepared {
     },
     /// Destination ranges over resolved tuple offsets.
     Ranges(Vec<isize>),
+    /// ScatterND pairs or triples that each address one element of a one-row contiguous
+    /// destination (`x[r, c] += v`), folded by the fed fold, which resolves and checks the
+    /// tuples itself ([`scatter::Tuples`]): no offsets buffer, no second pass, so nothing
+    /// was checked yet. `dims` and `shifts` as [`scatter::Tuples`] takes them.
+    TuplesFed {
+        g: scatter::ElemGeom,
+        dims: Vec<(usize, usize)>,
+        shifts: Vec<i64>,
+    },
     /// ScatterND tuples that each address one element of a contiguous destination (`k`
-    /// components, a one-element slice: `x[i, j] += v`), resolved to flat offsets by the
-    /// index pass: the element kernel `kernel` runs over the offsets as a 1-D index.
+    /// components, a one-element slice: `x[i, j] += v`) where [`Prepared::TuplesFed`] does
+    /// not apply, resolved to flat offsets by the index pass: the element kernel `kernel`
+    /// runs over the offsets as a 1-D index.
     /// The offsets are 32-bit (half the bytes of `int64` for the kernel to read): a
     /// destination of more than `i32::MAX` cells takes [`Prepared::Ranges`].
     Flat {
@@ -127,7 +137,8 @@ impl Prepared {
             Prepared::ElemChecked { .. }
             | Prepared::ElemSplit { .. }
             | Prepared::ElemFed { .. }
-            | Prepared::ElemRadix { .. } => true,
+            | Prepared::ElemRadix { .. }
+            | Prepared::TuplesFed { .. } => true,
             Prepared::Elem { .. } | Prepared::Ranges(_) | Prepared::Flat { .. } => false,
         }
     }
@@ -241,17 +252,18 @@ fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) -> bool {
         && bytes >= MIN_PARALLEL_BYTES
 }
 
-/// Whether the fed fold ([`scatter::elem_fed`]) takes this scatter: at 2 threads or more, a row
-/// both parallel folds could take ([`parallel_row`]) of at most [`scatter::FED_MAX_CELLS`]
-/// cells, either within the single fold's budget ([`check_in_fold`]) or, up to
-/// [`FED_ANY_ROW_THREADS`](FED_ANY_ROW_THREADS) threads, of any size. The
-/// split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
+/// Whether the fed fold ([`scatter::elem_fed`]) takes this scatter: a row both parallel
+/// folds could take ([`parallel_row`]) of at most [`scatter::FED_MAX_CELLS`] cells, either
+/// within the single fold's budget ([`check_in_fold`]) or, at 2 to
+/// [`FED_ANY_ROW_THREADS`](FED_ANY_ROW_THREADS) threads, of any size. At one thread its folder
+/// resolves every chunk itself (a vectorised pass into an L1 buffer, then the fold), which
+/// measured 16-26% faster than the single fold's fused check (record/2026-11-29-pairs-fed.md).
+/// The split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
 /// where it measured faster).
 fn fed_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
-    threads >= 2
-        && parallel_row::<T, I>(g, opts)
+    parallel_row::<T, I>(g, opts)
         && g.n <= scatter::FED_MAX_CELLS
-        && (threads <= FED_ANY_ROW_THREADS || check_in_fold::<T, I>(g, threads))
+        && ((2..=FED_ANY_ROW_THREADS).contains(&threads) || check_in_fold::<T, I>(g, threads))
 }
 
 /// The index pass of the fast strategies.
@@ -274,6 +286,11 @@ pub(super) fn prepare<T, I: IndexInt>(
     }
     let flat = flat_geom(plan, dest, upd);
     if let Some(g) = flat
+        && let Some(p) = tuples_fed::<T, I>(plan, indices, g, opts, copy, cx.threads)
+    {
+        return Ok(p);
+    }
+    if let Some(g) = flat
         && let Some(offsets) = flat_fast(plan, indices, g, opts, cx)
     {
         return flat_kernel::<T>(plan, g, offsets, opts, copy, cx);
@@ -292,6 +309,46 @@ pub(super) fn prepare<T, I: IndexInt>(
         drop_overwritten(&mut resolved);
     }
     Ok(Prepared::Ranges(resolved))
+}
+
+/// The fed fold over the tuples of a [`flat_geom`] scatter, where the 1-D work it is would
+/// take the fed fold or the single fold ([`fed_fold`], [`check_in_fold`]; at one thread the
+/// fed fold's folder resolves every chunk itself, as the single fold does): pairs or
+/// triples, contiguous `indices`, the `Error` out-of-range rule, no identity fill, and a
+/// kernel free to be the first to write. Measured against [`Prepared::Flat`] (an offsets
+/// pass, then the 1-D kernel over them): record/2026-11-29-pairs-and-in-place.md and
+/// record/2026-11-29-pairs-fed.md.
+fn tuples_fed<T, I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'_, I>,
+    g: scatter::ElemGeom,
+    opts: &ScatterOptions,
+    copy: DataCopy,
+    threads: usize,
+) -> Option<Prepared> {
+    let k = plan.comps.len();
+    let idx = indices.contiguous()?;
+    let fits = (2..=3).contains(&k)
+        && plan.comp_stride == 1
+        && Some(idx.len()) == g.k.checked_mul(k)
+        && copy != DataCopy::First
+        && g.n <= scatter::FED_MAX_CELLS
+        && parallel_row::<T, I>(g, opts)
+        && (fed_fold::<T, I>(g, opts, threads) || check_in_fold::<T, I>(g, threads));
+    fits.then(|| Prepared::TuplesFed {
+        g,
+        // A contiguous destination's strides are positive (a dim of one cell accepts only 0).
+        dims: plan
+            .comps
+            .iter()
+            .map(|c| (c.size, c.dest_stride as usize))
+            .collect(),
+        shifts: plan
+            .comps
+            .iter()
+            .map(|c| crate::index::negative_shift(c.size, opts.index_policy.negative))
+            .collect(),
+    })
 }
 
 /// The flat offsets of a [`flat_geom`] scatter whose `indices` are contiguous, resolved in

@@ -1,25 +1,29 @@
 //! The fed fold: a single row of cells (`outer == 1`, `inner == 1`) folded by one task, in
-//! index order, while a second task resolves and checks the indices a few chunks ahead of it.
+//! update order, while a second task resolves and checks the indices a few chunks ahead of it.
 //!
 //! The single fold ([`elem_checked`](super::single_fold::elem_checked)) runs one loop on one core:
 //! each update costs an index load, its sign fix-up and its bound check besides the
 //! read-modify-write. Here the second core does that part: the *feeder* turns each chunk of
 //! indices into `u32` cell numbers in a small ring, and the *folder* applies a chunk from the
-//! ring when the feeder has published it, and straight from the indices (checking each, as
-//! the single fold does) when it has not. The folder never waits for the feeder, so the
-//! result and the time never depend on whether, when or on which thread the feeder runs:
-//! with no second thread the folder is the single fold. Every cell still sees its updates in
-//! index order, so the result is the sequential fold's, bit for bit.
+//! ring when the feeder has published it, and resolves the chunk itself (checking each index)
+//! when it has not. The folder never waits for the feeder, so the result and the time never
+//! depend on whether, when or on which thread the feeder runs: with no second thread the
+//! folder does both. Every cell still sees its updates in order, so the result is the
+//! sequential fold's, bit for bit.
 //!
-//! The feeder publishes a chunk only when it accepted every index in it; a rejected index is
-//! found again by the folder, which checks the unpublished chunk itself and so names the
-//! same first bad index as the index pass would. The row is folded in scratch and copied to
-//! the destination only after the last update, so an error leaves the destination untouched.
+//! The indices are one per update, or ScatterND pairs and triples that each address one cell
+//! (`x[r, c] += v`): the fold takes them as a [`Cells`] source, so it is compiled per value
+//! type and reduction only. The feeder publishes a chunk only when it accepted every index in
+//! it; a rejected index is found again by the folder, which resolves the unpublished chunk
+//! itself and so names the same first bad update as the index pass would. The row is folded
+//! in scratch and copied to the destination only after the last update, so an error leaves
+//! the destination untouched.
 
+use std::cell::UnsafeCell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
-use super::single_fold::fold_run_checked;
+use super::fed_source::{Cells, Elems};
 use super::{ElemJob, Line, Stage};
 use crate::dtype::Element;
 use crate::exec::tuning::{FED_CHUNK as CHUNK, FED_RING as RING};
@@ -32,6 +36,10 @@ use crate::reduce::Combiner;
 /// The largest row the fed fold takes (cell numbers are `u32`).
 pub(crate) const FED_MAX_CELLS: usize = u32::MAX as usize;
 
+/// Runs the two tasks of a fed fold (0 the folder, 1 the feeder), each exactly once, in any
+/// order, on any threads.
+type RunTasks<'a> = &'a dyn Fn(&(dyn Fn(usize) + Sync));
+
 /// The folder's state, as the feeder sees it.
 const NOT_STARTED: u8 = 0;
 const RUNNING: u8 = 1;
@@ -40,14 +48,46 @@ const FINISHED: u8 = 2;
 /// The shared state of one call. Each flag sits on a cache line of its own ([`Line`]): the
 /// folder's progress is read by the spinning feeder, and the feeder's flags by the folder.
 struct Ring {
-    /// `RING` slots of `CHUNK` cell numbers.
-    cell: Box<[AtomicU32]>,
+    /// `RING` slots of `CHUNK` cell numbers, plain memory (so that resolving into them
+    /// vectorises), handed between the two tasks by `ready` and `consumed`.
+    cell: Box<[UnsafeCell<u32>]>,
     /// Per slot: 1 + the chunk whose cell numbers it holds (all accepted), 0 for none.
     ready: Line<[AtomicUsize; RING]>,
     /// Chunks the folder has finished.
     consumed: Line<AtomicUsize>,
     /// [`NOT_STARTED`], [`RUNNING`] or [`FINISHED`].
     folder: Line<AtomicU8>,
+}
+
+// SAFETY: the cells are written only by the feeder, in a slot holding no published chunk
+// the folder has yet to finish (`feed`: chunk `c` goes to slot `c % RING` only once `consumed`
+// is past `c - RING`, acquired), and read only by the folder, in a slot whose chunk the feeder
+// published (`ready`, released after the writes); every other field is atomic.
+unsafe impl Sync for Ring {}
+
+impl Ring {
+    /// The first `len` numbers of `slot`, to write.
+    ///
+    /// # Safety
+    /// The caller is the feeder, and the folder does not read the slot while this lives.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slot_mut(&self, slot: usize, len: usize) -> &mut [u32] {
+        let cells = &self.cell[slot * CHUNK..slot * CHUNK + len];
+        // SAFETY: in bounds (sliced above); `UnsafeCell<u32>` has `u32`'s layout, and the
+        // caller's contract makes this the only reference to these cells.
+        unsafe { std::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), len) }
+    }
+
+    /// The first `len` numbers of `slot`, to read.
+    ///
+    /// # Safety
+    /// The slot holds a chunk the feeder published, and it does not write the slot while
+    /// this lives.
+    unsafe fn slot(&self, slot: usize, len: usize) -> &[u32] {
+        let cells = &self.cell[slot * CHUNK..slot * CHUNK + len];
+        // SAFETY: in bounds; no writer while it lives (contract).
+        unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(cells.as_ptr()), len) }
+    }
 }
 
 /// The ring kept between calls (a concurrent call allocates its own).
@@ -70,7 +110,7 @@ impl Taken {
         let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner()).take();
         let ring = kept.unwrap_or_else(|| {
             Box::new(Ring {
-                cell: (0..RING * CHUNK).map(|_| AtomicU32::new(0)).collect(),
+                cell: (0..RING * CHUNK).map(|_| UnsafeCell::new(0)).collect(),
                 ready: Line(std::array::from_fn(|_| AtomicUsize::new(0))),
                 consumed: Line(AtomicUsize::new(0)),
                 folder: Line(AtomicU8::new(NOT_STARTED)),
@@ -101,10 +141,17 @@ impl Drop for Taken {
     }
 }
 
+/// The destination row of a fed fold: `n` cells from buffer position `dest_off`, and the
+/// source of the copy of `data` when it is fused (`src[j]` becomes cell `dest_off + j`).
+#[derive(Clone, Copy)]
+pub(crate) struct Row<'a, T> {
+    pub(crate) n: usize,
+    pub(crate) dest_off: usize,
+    pub(crate) src: Option<&'a [T]>,
+}
+
 /// The element scatter of one row (`outer == 1`, `inner == 1`) whose indices were *not*
-/// checked: the row is copied into scratch (from the copy source, else from the
-/// destination), folded there in index order by the calling thread while a second task
-/// resolves the indices ahead of it, and copied out once every index was accepted.
+/// checked: the fed fold over [`Elems`].
 ///
 /// Returns the flat position of the first rejected index; the destination
 /// is then untouched.
@@ -119,30 +166,67 @@ pub(crate) unsafe fn elem_fed<T: Element, I: IndexInt, C: Combiner<T>>(
     dest: DestPtr<'_, T>,
     cx: Ctx,
 ) -> Result<(), usize> {
-    // SAFETY: the caller's contract, forwarded.
-    unsafe { fed_with::<T, I, C>(job, dest, cx.level, |tasks| run_tasks(2, 2, tasks)) }
+    let (idx, upd, shift) = job.single_row(FED_MAX_CELLS);
+    let (n, level) = (job.g.n, cx.level);
+    let source = Elems {
+        idx,
+        n,
+        shift,
+        level,
+    };
+    let row = Row {
+        n,
+        dest_off: job.g.dest_off,
+        src: job.src,
+    };
+    // SAFETY: the caller's contract, forwarded; `source` gives one cell per update.
+    unsafe { fed_cells::<T, C>(&source, upd, row, dest, cx) }
 }
 
-/// [`elem_fed`] with its two tasks (0 the folder, 1 the feeder) run by `run`, which must run
-/// each exactly once before it returns, in any order, on any threads.
+/// [`fed_fold`] with its two tasks on the pool: the fed fold of any [`Cells`] source (the
+/// drive's ScatterND pairs and triples, [`Tuples`](super::Tuples)).
 ///
 /// # Safety
-/// As [`elem_fed`].
-unsafe fn fed_with<T: Element, I: IndexInt, C: Combiner<T>>(
-    job: &ElemJob<'_, T, I>,
+/// As [`fed_fold`].
+pub(crate) unsafe fn fed_cells<T: Element, C: Combiner<T>>(
+    source: &dyn Cells,
+    upd: &[T],
+    row: Row<'_, T>,
+    dest: DestPtr<'_, T>,
+    cx: Ctx,
+) -> Result<(), usize> {
+    // SAFETY: the caller's contract, forwarded.
+    unsafe { fed_fold::<T, C>(source, upd, row, dest, cx.level, &|t| run_tasks(2, 2, t)) }
+}
+
+/// The fed fold of the updates `upd` into `row`, their cells from `source`: the row copied
+/// into scratch, folded there in order by the calling thread (task 0) while task 1 resolves
+/// the cells ahead of it, and copied out once every update was accepted. `run` runs each of
+/// the two tasks exactly once before it returns, in any order, on any threads.
+///
+/// Returns the position of the first rejected update; the destination is then untouched.
+///
+/// # Safety
+/// `row.n <= FED_MAX_CELLS` and `source.cells() == row.n`; `source` gives `upd.len()`
+/// updates; `dest` covers cells `[row.dest_off, row.dest_off + row.n)`, initialised when
+/// `row.src` is `None`, and nothing else touches them during the call.
+#[inline(never)] // one copy per value type and reduction, whatever the source
+unsafe fn fed_fold<T: Element, C: Combiner<T>>(
+    source: &dyn Cells,
+    upd: &[T],
+    row: Row<'_, T>,
     dest: DestPtr<'_, T>,
     level: Level,
-    run: impl FnOnce(&(dyn Fn(usize) + Sync)),
+    run: RunTasks<'_>,
 ) -> Result<(), usize> {
-    let g = job.g;
-    let n = g.n;
-    let (idx, upd, shift) = job.single_row(FED_MAX_CELLS);
+    let n = row.n;
+    debug_assert!(n <= FED_MAX_CELLS && source.cells() == n && source.count() == upd.len());
     let taken = Taken::take();
     let ring = taken.ring();
     let first_bad = AtomicUsize::new(usize::MAX);
     run(&|t| {
         if t != 0 {
-            feed(ring, idx, n, shift);
+            feed(ring, source);
             return;
         }
         ring.folder.0.store(RUNNING, Ordering::Release);
@@ -150,19 +234,18 @@ unsafe fn fed_with<T: Element, I: IndexInt, C: Combiner<T>>(
         // panic here, a bug, then reaches the caller instead of leaving the feeder spinning).
         let _finished = Finished(&ring.folder.0);
         let mut stage = Stage::<T>::take(n.max(1));
-        match job.src {
+        match row.src {
             Some(src) => stage.0.extend_from_slice(&src[..n]),
             // SAFETY: the row is in the destination, initialised (contract) and ours; the
             // slice is dropped before the row is written.
             None => stage
                 .0
-                .extend_from_slice(unsafe { dest.slice_mut(g.dest_off, n) }),
+                .extend_from_slice(unsafe { dest.slice_mut(row.dest_off, n) }),
         }
-        let folded = fold::<T, I, C>(ring, &mut stage.0, idx, upd, job, level);
-        match folded {
+        match fold::<T, C>(ring, &mut stage.0, source, upd, level) {
             // SAFETY: the row is in the destination and ours (contract); the scratch is a
             // separate buffer.
-            Ok(()) => unsafe { dest.copy_in(g.dest_off, &stage.0) },
+            Ok(()) => unsafe { dest.copy_in(row.dest_off, &stage.0) },
             Err(bad) => first_bad.store(bad, Ordering::Relaxed),
         }
     });
@@ -172,38 +255,34 @@ unsafe fn fed_with<T: Element, I: IndexInt, C: Combiner<T>>(
     }
 }
 
-/// The folder: every chunk in order, from the ring when the feeder published it, else from
-/// the indices, checked. Returns the position of the first rejected index.
-fn fold<T: Element, I: IndexInt, C: Combiner<T>>(
+/// The folder: every chunk in order, from the ring when the feeder published it, else
+/// resolved (and checked) here. Returns the position of the first rejected update.
+fn fold<T: Element, C: Combiner<T>>(
     ring: &Ring,
     cells: &mut [T],
-    idx: &[I],
+    source: &dyn Cells,
     upd: &[T],
-    job: &ElemJob<'_, T, I>,
-    level: crate::isa::Level,
+    level: Level,
 ) -> Result<(), usize> {
-    let bounds = crate::index::accepted_range(cells.len(), job.policy);
-    for (c, lo) in (0..idx.len()).step_by(CHUNK).enumerate() {
-        let hi = (lo + CHUNK).min(idx.len());
+    let mut own = [0u32; CHUNK];
+    for (c, lo) in (0..upd.len()).step_by(CHUNK).enumerate() {
+        let hi = (lo + CHUNK).min(upd.len());
         let slot = c % RING;
-        if ring.ready.0[slot].load(Ordering::Acquire) == c + 1 {
-            let at = &ring.cell[slot * CHUNK..slot * CHUNK + (hi - lo)];
+        let at: &[u32] = if ring.ready.0[slot].load(Ordering::Acquire) == c + 1 {
             // SAFETY: the feeder published chunk `c` in this slot (the acquire load above
-            // pairs with its release store, made after it wrote every number) only after
-            // it found each of its cells below `n == cells.len()` (`feed`); it writes the
+            // pairs with its release store, made after it wrote every number); it writes the
             // slot again only after `consumed` passes `c`, which is stored below.
-            unsafe { fold_fed::<T, C>(level, cells, at, &upd[lo..hi]) };
+            unsafe { ring.slot(slot, hi - lo) }
         } else {
-            fold_run_checked::<T, I, C>(
-                level,
-                cells,
-                &idx[lo..hi],
-                &upd[lo..hi],
-                job.policy,
-                bounds,
-            )
-            .map_err(|e| lo + e)?;
-        }
+            let own = &mut own[..hi - lo];
+            if !source.resolve(lo, own) {
+                return Err(source.first_refused(lo, hi));
+            }
+            own
+        };
+        // SAFETY: every number of `at` was accepted by `source`, so lies below its `cells()`,
+        // which is `n == cells.len()` (`fed_fold`'s contract, `Cells`' contract).
+        unsafe { fold_cells::<T, C>(level, cells, at, &upd[lo..hi]) };
         ring.consumed.0.store(c + 1, Ordering::Release);
     }
     Ok(())
@@ -211,9 +290,10 @@ fn fold<T: Element, I: IndexInt, C: Combiner<T>>(
 
 /// The feeder: resolves chunk after chunk into the ring, at most [`RING`] chunks ahead of the
 /// folder and never behind it, until every chunk is done, the folder has finished, or a
-/// chunk holds a rejected index (left unpublished for the folder to find).
-fn feed<I: IndexInt>(ring: &Ring, idx: &[I], n: usize, shift: i64) {
-    let chunks = idx.len().div_ceil(CHUNK);
+/// chunk holds a rejected update (left unpublished for the folder to find).
+fn feed(ring: &Ring, source: &dyn Cells) {
+    let count = source.count();
+    let chunks = count.div_ceil(CHUNK);
     let mut c = 0;
     let mut spins = 0u32;
     while c < chunks {
@@ -237,17 +317,13 @@ fn feed<I: IndexInt>(ring: &Ring, idx: &[I], n: usize, shift: i64) {
             continue;
         }
         let lo = c * CHUNK;
-        let hi = (lo + CHUNK).min(idx.len());
+        let hi = (lo + CHUNK).min(count);
         let slot = c % RING;
-        let at = &ring.cell[slot * CHUNK..slot * CHUNK + (hi - lo)];
-        let mut ok = true;
-        for (a, x) in at.iter().zip(&idx[lo..hi]) {
-            let p = crate::index::shifted_cell(x.to_i64_sat(), shift);
-            ok &= p < n as u64;
-            // `n <= FED_MAX_CELLS`: an accepted cell fits; a rejected chunk is not published.
-            a.store(p as u32, Ordering::Relaxed);
-        }
-        if !ok {
+        // SAFETY: this is the feeder; the slot's previous chunk, `c - RING`, is consumed
+        // (`c < done + RING`, acquired above), and chunk `c` is not yet published, so the
+        // folder does not read the slot.
+        let at = unsafe { ring.slot_mut(slot, hi - lo) };
+        if !source.resolve(lo, at) {
             return;
         }
         ring.ready.0[slot].store(c + 1, Ordering::Release);
@@ -257,19 +333,19 @@ fn feed<I: IndexInt>(ring: &Ring, idx: &[I], n: usize, shift: i64) {
 
 crate::kernels::simd::multiversion! {
     if (const { crate::kernels::simd::isa_folds::<T, C>() })
-    /// `cells[at[j]] = C(cells[at[j]], upd[j])` for one published chunk, in order. One
+    /// `cells[at[j]] = C(cells[at[j]], upd[j])` for one resolved chunk, in order. One
     /// version per instruction set: the canonical-NaN select of the float combines is one
     /// blend with AVX instead of four SSE2 mask operations.
     ///
-    /// Contract: every `at[j] < cells.len()`, and nothing writes `at` during the call.
-    unsafe fn fold_fed<T: Element, C: Combiner<T>>(
+    /// Contract: every `at[j] < cells.len()`.
+    unsafe fn fold_cells<T: Element, C: Combiner<T>>(
         cells: &mut [T],
-        at: &[AtomicU32],
+        at: &[u32],
         upd: &[T],
     ) -> () {
-        for (a, &u) in at.iter().zip(upd) {
+        for (&a, &u) in at.iter().zip(upd) {
             // SAFETY: the cell is in bounds (contract).
-            let c = unsafe { crate::kernels::at_mut(cells, a.load(Ordering::Relaxed) as usize) };
+            let c = unsafe { crate::kernels::at_mut(cells, a as usize) };
             *c = C::combine(*c, u);
         }
     }
@@ -278,8 +354,7 @@ crate::kernels::simd::multiversion! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{IndexPolicy, NegativeIndices, OutOfRange};
-    use crate::kernels::scatter::ElemGeom;
+    use crate::kernels::scatter::fed_source::Tuples;
     use crate::reduce::AddC;
 
     /// The sequential fold of `idx`/`upd` into `data` (negative indices wrapped), or the
@@ -298,41 +373,51 @@ mod tests {
         Ok(out)
     }
 
-    /// Runs the fed fold with `run` scheduling its two tasks; returns the destination.
+    /// Runs the fed fold of `source` with `run` scheduling its two tasks; returns the
+    /// destination (which starts as all -7).
     fn fed(
         data: &[f32],
-        idx: &[i64],
+        source: &dyn Cells,
         upd: &[f32],
-        run: impl FnOnce(&(dyn Fn(usize) + Sync)),
+        run: RunTasks<'_>,
     ) -> (Result<(), usize>, Vec<f32>) {
-        let g = ElemGeom {
-            outer: 1,
-            n: data.len(),
-            inner: 1,
-            k: idx.len(),
-            dest_off: 0,
-        };
-        let job = ElemJob {
-            g,
-            idx,
-            upd,
-            src: Some(data),
-            policy: IndexPolicy::new(NegativeIndices::Wrap, OutOfRange::Error),
-            fill: None,
-            staged: false,
-        };
         let mut dest = vec![-7.0f32; data.len()];
-        // SAFETY: one row of `data.len()` cells, the default out-of-range rule, no fill;
-        // `dest` covers the row and nothing else touches it.
-        let r = unsafe {
-            fed_with::<f32, i64, AddC>(
-                &job,
-                DestPtr::new(&mut dest),
-                crate::isa::active_level(),
-                run,
-            )
+        let row = Row {
+            n: data.len(),
+            dest_off: 0,
+            src: Some(data),
         };
+        let (d, level) = (DestPtr::new(&mut dest), crate::isa::active_level());
+        // SAFETY: `dest` covers the row's cells and nothing else touches it; the sources
+        // below address rows of `data.len()` cells.
+        let r = unsafe { fed_fold::<f32, AddC>(source, upd, row, d, level, run) };
         (r, dest)
+    }
+
+    /// Uniform draws below `m` from a xorshift state seeded with `seed`.
+    fn below_from(mut state: u64) -> impl FnMut(u64) -> u64 {
+        move |m| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        }
+    }
+
+    /// The fold's result `got` and destination `dest` against the sequential `want` (on an
+    /// error: the same first position, and the destination untouched).
+    fn same(want: &Result<Vec<f32>, usize>, got: Result<(), usize>, dest: &[f32], what: &str) {
+        match want {
+            Ok(out) => {
+                assert_eq!(got, Ok(()), "{what}");
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(out), bits(dest), "{what}");
+            }
+            Err(bad) => {
+                assert_eq!(got, Err(*bad), "{what}");
+                assert!(dest.iter().all(|&v| v == -7.0), "written on error: {what}");
+            }
+        }
     }
 
     /// A way of running the two tasks.
@@ -358,13 +443,7 @@ mod tests {
 
     #[test]
     fn matches_the_sequential_fold_under_every_schedule() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut below = |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut below = below_from(0x9e37_79b9_7f4a_7c15u64);
         for case in 0..200 {
             let n = 1 + below(40) as usize;
             let k = below(60) as usize;
@@ -384,19 +463,81 @@ mod tests {
                 idx[k - 1] = i64::MAX;
             }
             let want = sequential(&data, &idx, &upd);
+            let source = Elems {
+                idx: &idx,
+                n,
+                shift: n as i64,
+                level: crate::isa::active_level(),
+            };
             for (name, run) in schedules() {
-                let (got, dest) = fed(&data, &idx, &upd, run);
-                match &want {
-                    Ok(out) => {
-                        assert_eq!(got, Ok(()), "case {case}, {name}");
-                        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                        assert_eq!(bits(out), bits(&dest), "case {case}, {name}");
+                let (got, dest) = fed(&data, &source, &upd, &*run);
+                same(&want, got, &dest, &format!("case {case}, {name}"));
+            }
+        }
+    }
+
+    #[test]
+    fn tuples_match_the_sequential_fold_under_every_schedule() {
+        let mut below = below_from(0x2545_f491_4f6c_dd1du64);
+        for case in 0..200 {
+            // Pairs into an r x c table, or triples into an r x c x 2 one, wrapped negatives.
+            let k = 2 + (case % 2);
+            let (r, c) = (1 + below(6) as usize, 1 + below(7) as usize);
+            let shape: Vec<usize> = [r, c, 2][..k].to_vec();
+            let n: usize = shape.iter().product();
+            let strides: Vec<usize> = (0..k).map(|j| shape[j + 1..].iter().product()).collect();
+            let count = below(40) as usize;
+            let mut idx: Vec<i64> = (0..count * k)
+                .map(|e| {
+                    let size = shape[e % k] as i64;
+                    below(2 * size as u64) as i64 - size
+                })
+                .collect();
+            if case % 3 == 0 && count > 0 {
+                let at = below((count * k) as u64) as usize;
+                // Past the dim, far below it, and one that 32-bit arithmetic would see as 0.
+                idx[at] = match (case / 3) % 3 {
+                    0 => shape[at % k] as i64,
+                    1 => i64::MIN,
+                    _ => 1 << 32,
+                };
+            }
+            let data: Vec<f32> = (0..n).map(|_| below(9) as f32 - 4.0).collect();
+            let upd: Vec<f32> = (0..count).map(|_| below(9) as f32 - 4.0).collect();
+            // The flat cell of each tuple, or the first refused tuple.
+            let flat: Result<Vec<i64>, usize> = idx
+                .chunks_exact(k)
+                .enumerate()
+                .map(|(e, t)| {
+                    let mut off = 0i64;
+                    for j in 0..k {
+                        let size = shape[j] as i64;
+                        let p = if t[j] < 0 {
+                            t[j].wrapping_add(size)
+                        } else {
+                            t[j]
+                        };
+                        if !(0..size).contains(&p) {
+                            return Err(e);
+                        }
+                        off += p * strides[j] as i64;
                     }
-                    Err(bad) => {
-                        assert_eq!(got, Err(*bad), "case {case}, {name}");
-                        assert!(dest.iter().all(|&v| v == -7.0), "written on error: {name}");
-                    }
-                }
+                    Ok(off)
+                })
+                .collect();
+            let want = flat.and_then(|f| sequential(&data, &f, &upd));
+            let dims: Vec<(usize, usize)> = shape.iter().copied().zip(strides).collect();
+            let shifts: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
+            let source = Tuples {
+                idx: &idx,
+                dims: &dims,
+                shifts: &shifts,
+                n,
+                level: crate::isa::active_level(),
+            };
+            for (name, run) in schedules() {
+                let (got, dest) = fed(&data, &source, &upd, &*run);
+                same(&want, got, &dest, &format!("case {case}, {name}"));
             }
         }
     }

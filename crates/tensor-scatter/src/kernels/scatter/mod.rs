@@ -7,7 +7,7 @@
 //! | [`column_tiles`] | element scatters over contiguous tensors, `(outer, axis, inner)`: column tiles that stay in L2 while the update rows stream through, staged in scratch when narrower than the rows | before (index pass) |
 //! | [`single_fold`] | one whole-row block (`outer == 1`) whose indices outweigh it, folded in scratch by one task | in the fold |
 //! | [`split_fold`] | one row (`inner == 1`) cut into one part per task, each task scanning every update | in the scans |
-//! | [`fed_fold`] | one row folded by one task while a second resolves its indices ahead of it | by the two |
+//! | [`fed_fold`] | one row folded by one task while a second resolves its indices (or ScatterND pairs and triples) ahead of it | by the two |
 //! | [`radix`] | element scatters into a destination too large to tile: updates bucketed by destination block | in the bucketing pass |
 //! | [`ranges`](mod@ranges) | every other plan (ScatterND, ScatterUpdate, strided views): contiguous buffer ranges | before (index pass) |
 //!
@@ -16,6 +16,7 @@
 
 pub(crate) mod column_tiles;
 pub(crate) mod fed_fold;
+pub(crate) mod fed_source;
 pub(crate) mod flat;
 pub(crate) mod radix;
 pub(crate) mod ranges;
@@ -23,7 +24,8 @@ pub(crate) mod single_fold;
 pub(crate) mod split_fold;
 
 pub(crate) use column_tiles::{column_parallel, elements};
-pub(crate) use fed_fold::{FED_MAX_CELLS, elem_fed};
+pub(crate) use fed_fold::{FED_MAX_CELLS, Row, elem_fed, fed_cells};
+pub(crate) use fed_source::Tuples;
 pub(crate) use flat::flat_offsets;
 pub(crate) use radix::{radix_apply, radix_bucket};
 pub(crate) use ranges::{RangeJob, ranges, rel_range};
