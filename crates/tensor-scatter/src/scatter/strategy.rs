@@ -312,12 +312,10 @@ pub(super) fn prepare<T, I: IndexInt>(
 }
 
 /// The fed fold over the tuples of a [`flat_geom`] scatter, where the 1-D work it is would
-/// take the fed fold or the single fold ([`fed_fold`], [`check_in_fold`]; at one thread the
-/// fed fold's folder resolves every chunk itself, as the single fold does): pairs or
-/// triples, contiguous `indices`, the `Error` out-of-range rule, no identity fill, and a
-/// kernel free to be the first to write. Measured against [`Prepared::Flat`] (an offsets
-/// pass, then the 1-D kernel over them): record/2026-11-29-pairs-and-in-place.md and
-/// record/2026-11-29-pairs-fed.md.
+/// take the fed fold ([`fed_fold`]): pairs or triples, contiguous `indices`, the `Error`
+/// out-of-range rule, no identity fill, and a kernel free to be the first to write.
+/// Measured against [`Prepared::Flat`] (an offsets pass, then the 1-D kernel over them):
+/// record/2026-11-29-pairs-and-in-place.md and record/2026-11-29-pairs-fed.md.
 fn tuples_fed<T, I: IndexInt>(
     plan: &Plan,
     indices: &TensorView<'_, I>,
@@ -332,9 +330,7 @@ fn tuples_fed<T, I: IndexInt>(
         && plan.comp_stride == 1
         && Some(idx.len()) == g.k.checked_mul(k)
         && copy != DataCopy::First
-        && g.n <= scatter::FED_MAX_CELLS
-        && parallel_row::<T, I>(g, opts)
-        && (fed_fold::<T, I>(g, opts, threads) || check_in_fold::<T, I>(g, threads));
+        && fed_fold::<T, I>(g, opts, threads);
     fits.then(|| Prepared::TuplesFed {
         g,
         // A contiguous destination's strides are positive (a dim of one cell accepts only 0).
