@@ -69,6 +69,57 @@ pub(crate) fn first_bad<I: IndexInt>(
     }
 }
 
+/// Whether every value of `values` lies in `[0, n)`, and whether each lane of `len` values
+/// is non-decreasing: one read, cut across the threads ([`scan`]). A scatter's index pass, so
+/// that an index found sorted can skip the sort by destination.
+pub(crate) fn range_and_order(ctx: Ctx, values: &[i64], len: usize, n: usize) -> (bool, bool) {
+    let tasks = ctx.tasks(std::mem::size_of_val(values), 1);
+    let faults = std::sync::atomic::AtomicBool::new(false);
+    let descends = std::sync::atomic::AtomicBool::new(false);
+    ctx.run(tasks, |t| {
+        let (lo, hi) = crate::shape::part(values.len(), tasks, t, 1);
+        let (in_range, ascending) = scan(values, lo..hi, len.max(1), n);
+        if !in_range {
+            faults.store(true, Relaxed);
+        }
+        if !ascending {
+            descends.store(true, Relaxed);
+        }
+    });
+    (!faults.into_inner(), !descends.into_inner())
+}
+
+/// Whether `values[range]` (lanes of `len`) all lie in `[0, n)`, and whether none is below
+/// the value before it in its lane: one pass, folds without an early exit, so it vectorises.
+pub(crate) fn scan(
+    values: &[i64],
+    range: std::ops::Range<usize>,
+    len: usize,
+    n: usize,
+) -> (bool, bool) {
+    let outside = |v: i64| u8::from(v as u64 >= n as u64);
+    let (mut bad, mut down) = (0u8, 0u8);
+    let mut p = range.start;
+    while p < range.end {
+        let end = range.end.min((p / len + 1) * len);
+        // The pairs (q - 1, q) for q in p..end, but for the lane's first position, which is
+        // checked alone; every other value is the pair's second.
+        let from = if p.is_multiple_of(len) {
+            bad |= outside(values[p]);
+            p
+        } else {
+            p - 1
+        };
+        let (a, b) = (&values[from..end - 1], &values[from + 1..end]);
+        let (o, d) = a.iter().zip(b).fold((0u8, 0u8), |(o, d), (x, &y)| {
+            (o | outside(y), d | u8::from(y < *x))
+        });
+        (bad, down) = (bad | o, down | d);
+        p = end;
+    }
+    (bad == 0, down == 0)
+}
+
 /// How an index steps through the dims after `axis` (`shape` and `strides` its layout):
 /// `Some(None)` when it does not (every such dim broadcast, or of extent 1: one value per
 /// row), `Some(Some((k, step)))` when they are one run of `k` elements `step` apart (its

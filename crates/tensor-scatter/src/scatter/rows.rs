@@ -12,14 +12,12 @@
 
 use std::borrow::Cow;
 
-use crate::check::{after_axis, constant_rows, first_bad, index_error, unravel};
+use crate::check::{after_axis, constant_rows, first_bad, index_error, range_and_order, unravel};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
 use crate::exec::tuning::{ROWS_MIN_DENSITY, ROWS_MIN_DENSITY_COPY, ROWS_MIN_WIDTH};
-use crate::index::{
-    Fault, IndexInt, IndexPolicy, NegativeIndices, OutOfRange, resolve, resolve_accepted,
-};
+use crate::index::{Fault, IndexInt, IndexPolicy, resolve, resolve_accepted};
 use crate::kernels::Rows;
 use crate::kernels::segment::fold::{self, Problem, Source, Start};
 use crate::kernels::segment::{Dims, Lanes, Mode, read_walk};
@@ -204,13 +202,16 @@ pub(super) fn prepare<'a, I: IndexInt>(
             &rp.walk_strides,
         )?,
     };
-    let n = rp.dims.n;
-    let dims = [(rp.dim, n)];
-    if let Some(bad) = first_bad(&values[..], &dims, opts.index_policy, cx) {
-        return Err(error_at(plan.op, rp, &values, bad, opts.index_policy));
-    }
-    let strict = IndexPolicy::new(NegativeIndices::Error, OutOfRange::Error);
-    if first_bad(&values[..], &dims, strict, cx).is_some() {
+    let (n, e) = (rp.dims.n, rp.dims.e);
+    // Every value a cell (what every policy accepts), and whether each lane is sorted: one
+    // parallel read. Otherwise the policy's own pass names a refused value, and accepted
+    // ones that are not cells (negative, clamped) are resolved.
+    let (cells, mut sorted) = range_and_order(cx, &values, e, n);
+    if !cells {
+        let dims = [(rp.dim, n)];
+        if let Some(bad) = first_bad(&values[..], &dims, opts.index_policy, cx) {
+            return Err(error_at(plan.op, rp, &values, bad, opts.index_policy));
+        }
         // Negative (wrapped) or clamped values become their cells; a skipped one is not a row.
         for v in values.to_mut() {
             match resolve_accepted(*v, n, opts.index_policy) {
@@ -218,9 +219,8 @@ pub(super) fn prepare<'a, I: IndexInt>(
                 None => return Ok(None),
             }
         }
+        sorted = range_and_order(cx, &values, e, n).1;
     }
-    let e = rp.dims.e;
-    let sorted = values.chunks(e).all(|l| l.windows(2).all(|w| w[0] <= w[1]));
     Ok(Some(RowWork {
         dims: rp.dims,
         lanes: Lanes {

@@ -184,7 +184,7 @@ fn stats<T: Float>(op: &'static str, ctx: Ctx, prep: &Prepared<'_, T>) -> Result
     let problem = problem(prep);
     let source = Source::Index {
         lanes: &prep.lanes,
-        sorted: false,
+        sorted: prep.sorted,
     };
     let oom = |bytes| Error::out_of_memory(op, "out", bytes);
     build_rows(prep.total, [T::Acc::ZERO; 2], oom, |rows| {
@@ -500,7 +500,7 @@ pub fn scatter_std<T: Float, I: IndexInt>(
     let w = fold::width(&problem);
     let source = Source::Index {
         lanes: &prep.lanes,
-        sorted: false,
+        sorted: prep.sorted,
     };
     let oom = |bytes| Error::out_of_memory(OP, "out", bytes);
     let buf = build_rows(prep.total, T::default(), oom, |rows| {

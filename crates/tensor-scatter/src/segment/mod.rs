@@ -107,6 +107,8 @@ pub(crate) struct Prepared<'s, T: Clone> {
     pub(crate) dim: usize,
     /// The index values are left to the scatter-elements kernel ([`plan::IndexPlan`]).
     pub(crate) deferred: bool,
+    /// Every lane of the index is non-decreasing (checked: [`plan::IndexPlan`]).
+    pub(crate) sorted: bool,
 }
 
 /// Shapes, then the read-only pass over every index value (range, order), then `src` as a
@@ -136,6 +138,7 @@ fn prepare<'s, T: Element, I: IndexInt>(
         src: src_data,
         dim: p.dim,
         deferred: p.deferred,
+        sorted: p.sorted,
     })
 }
 
@@ -368,9 +371,10 @@ fn reduce_dest<T: Element>(
     };
     let source = match kind {
         Kind::Csr => Source::Indptr(lanes),
+        // A scatter's index found sorted takes segment_coo's fold (no counting sort).
         _ => Source::Index {
             lanes,
-            sorted: kind == Kind::Coo,
+            sorted: p.sorted,
         },
     };
     // Fresh outputs are initialised row by row by the fold's tasks (no filling pass).

@@ -267,28 +267,35 @@ pub(crate) fn extent<I: IndexInt>(index: &TensorView<'_, I>, origin: &Origin<'_>
 }
 
 /// Checks every index value against `[0, n)` and, when `sorted`, that each lane is
-/// non-decreasing.
+/// non-decreasing; returns whether each lane is (a scatter's index may be sorted without
+/// being asked to be, and then its fold skips the counting sort).
 pub(crate) fn check_index(
     ctx: Ctx,
     lanes: &Lanes<'_>,
     n: usize,
     sorted: bool,
     origin: &Origin<'_>,
-) -> Result<()> {
+) -> Result<bool> {
     let len = lanes.len.max(1);
     // A pass without an early exit per value first, cut across the threads; the loop below
     // finds the first fault.
     let values = &lanes.values[..];
-    let tasks = ctx.tasks(values.len() * 8, 1);
-    let faults = std::sync::atomic::AtomicBool::new(false);
-    ctx.run(tasks, |t| {
-        let (lo, hi) = part(values.len(), tasks, t, 1);
-        if !clean(values, lo..hi, len, n, sorted) {
-            faults.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (in_range, ascending) = match sorted {
+        true => {
+            let tasks = ctx.tasks(values.len() * 8, 1);
+            let faults = std::sync::atomic::AtomicBool::new(false);
+            ctx.run(tasks, |t| {
+                let (lo, hi) = part(values.len(), tasks, t, 1);
+                if !clean_sorted(values, lo..hi, len, n) {
+                    faults.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            (!faults.into_inner(), true)
         }
-    });
-    if !faults.into_inner() {
-        return Ok(());
+        false => crate::check::range_and_order(ctx, values, len, n),
+    };
+    if in_range {
+        return Ok(ascending);
     }
     for (p, &v) in lanes.values.iter().enumerate() {
         if v < 0 || v as u64 >= n as u64 {
@@ -308,24 +315,15 @@ pub(crate) fn check_index(
             }));
         }
     }
-    Ok(())
+    Ok(ascending)
 }
 
-/// Whether `values[range]` (lanes of `len`) all lie in `[0, n)` and, when `sorted`, none is
-/// below the value before it in its lane: folds without an early exit, so they vectorise.
-/// A sorted piece of a lane reads its values once: when it does not descend, its first and
-/// last values bound the rest, so they alone are checked against `[0, n)`.
-fn clean(
-    values: &[i64],
-    range: std::ops::Range<usize>,
-    len: usize,
-    n: usize,
-    sorted: bool,
-) -> bool {
+/// Whether `values[range]` (lanes of `len`) all lie in `[0, n)` and none is below the value
+/// before it in its lane: folds without an early exit, so they vectorise. A sorted piece of
+/// a lane reads its values once: when it does not descend, its first and last values bound
+/// the rest, so they alone are checked against `[0, n)`.
+fn clean_sorted(values: &[i64], range: std::ops::Range<usize>, len: usize, n: usize) -> bool {
     let outside = |v: i64| u8::from(v as u64 >= n as u64);
-    if !sorted {
-        return values[range].iter().fold(0u8, |b, &v| b | outside(v)) == 0;
-    }
     let mut bad = 0u8;
     let mut p = range.start;
     while p < range.end {
@@ -380,6 +378,9 @@ pub(super) struct IndexPlan<'s> {
     /// The index values were not checked: `defer` was asked for and the scatter-elements
     /// kernel, which checks them as it runs, takes the call ([`super::single::by_elements`]).
     pub(super) deferred: bool,
+    /// Every lane of the index was checked and found non-decreasing (a `segment_coo` index
+    /// must be; a `scatter` index may be).
+    pub(super) sorted: bool,
 }
 
 /// The shapes and the read-only pass of [`prepare`](super::prepare), which a scatter of
@@ -462,12 +463,13 @@ pub(super) fn plan_index<'s, I: IndexInt>(
     // Every index value some src element reads; every offset of indptr as given. A scatter
     // of single elements may leave it to the scatter-elements kernel, which checks as it runs.
     let deferred = defer && kind == super::Kind::Scatter && super::single::by_elements(dims, mode);
+    let mut sorted = false;
     match kind {
         _ if kind != super::Kind::Csr && src.numel == 0 => {}
         _ if deferred => {}
         super::Kind::Scatter | super::Kind::Coo => {
-            let sorted = kind == super::Kind::Coo;
-            check_index(Ctx::new(opts.par), &lanes, dims.n, sorted, &origin)?
+            let must = kind == super::Kind::Coo;
+            sorted = check_index(Ctx::new(opts.par), &lanes, dims.n, must, &origin)?;
         }
         super::Kind::Csr => {
             let own = own_lanes(op, arg_name, index, dim)?;
@@ -484,35 +486,51 @@ pub(super) fn plan_index<'s, I: IndexInt>(
         total,
         dim,
         deferred,
+        sorted,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::clean;
+    use super::clean_sorted;
+    use crate::check::scan;
     use crate::kernels::segment::row_major;
 
-    /// `clean` over any cut of the values agrees with the whole: a descent or an out-of-range
-    /// value is found whichever piece holds it, and a lane's first value is never compared
-    /// with the previous lane's last.
+    /// `clean_sorted` and `scan` over any cut of the values agree with the whole: a descent
+    /// or an out-of-range value is found whichever piece holds it, and a lane's first value
+    /// is never compared with the previous lane's last.
     #[test]
-    fn clean_pieces_agree_with_the_whole() {
+    fn checks_over_pieces_agree_with_the_whole() {
         let lanes = [
             0i64, 1, 1, 3, /* lane 2 */ 0, 2, 2, 3, /* lane 3 */ 1, 1, 2, 3,
         ];
-        let whole = |v: &[i64], sorted| clean(v, 0..v.len(), 4, 4, sorted);
-        let cut = |v: &[i64], sorted| {
-            (0..=v.len())
-                .all(|m| clean(v, 0..m, 4, 4, sorted) && clean(v, m..v.len(), 4, 4, sorted))
+        let sorted_cut = |v: &[i64]| {
+            (0..=v.len()).all(|m| clean_sorted(v, 0..m, 4, 4) && clean_sorted(v, m..v.len(), 4, 4))
         };
-        assert!(whole(&lanes, true) && cut(&lanes, true));
+        // Per cut: (every piece in range, every piece ascending).
+        let scans = |v: &[i64]| {
+            (0..=v.len())
+                .map(|m| {
+                    let (a, b) = (scan(v, 0..m, 4, 4), scan(v, m..v.len(), 4, 4));
+                    (a.0 && b.0, a.1 && b.1)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert!(clean_sorted(&lanes, 0..12, 4, 4) && sorted_cut(&lanes));
+        assert_eq!(scan(&lanes, 0..12, 4, 4), (true, true));
+        assert!(scans(&lanes).iter().all(|&c| c == (true, true)));
         for p in 0..lanes.len() {
             let mut v = lanes;
             v[p] = 4; // out of range
-            assert!(!whole(&v, false) && !whole(&v, true), "{p}");
             assert!(
-                (0..=v.len())
-                    .all(|m| !(clean(&v, 0..m, 4, 4, false) && clean(&v, m..v.len(), 4, 4, false)))
+                !clean_sorted(&v, 0..12, 4, 4) && !scan(&v, 0..12, 4, 4).0,
+                "{p}"
+            );
+            assert!(scans(&v).iter().all(|c| !c.0), "{p}");
+            v[p] = -1; // out of range below, and a descent unless first in its lane
+            assert!(
+                !scan(&v, 0..12, 4, 4).0 && scans(&v).iter().all(|c| !c.0),
+                "{p}"
             );
         }
         for p in 1..lanes.len() {
@@ -522,11 +540,13 @@ mod tests {
                 continue;
             }
             let descends = (1..v.len()).any(|q| q % 4 != 0 && v[q] < v[q - 1]);
-            assert_eq!(!whole(&v, true), descends, "{p}");
+            assert_eq!(!clean_sorted(&v, 0..12, 4, 4), descends, "{p}");
+            assert_eq!(scan(&v, 0..12, 4, 4), (true, !descends), "{p}");
             for m in 0..=v.len() {
-                let pieces = clean(&v, 0..m, 4, 4, true) && clean(&v, m..v.len(), 4, 4, true);
+                let pieces = clean_sorted(&v, 0..m, 4, 4) && clean_sorted(&v, m..v.len(), 4, 4);
                 assert_eq!(!pieces, descends, "{p} cut at {m}");
             }
+            assert!(scans(&v).iter().all(|&c| c == (true, !descends)), "{p}");
         }
     }
 
