@@ -114,7 +114,7 @@ pub(super) enum Prepared {
     /// was checked yet. `dims` and `shifts` as [`scatter::Tuples`] takes them.
     TuplesFed {
         g: scatter::ElemGeom,
-        dims: Vec<(usize, usize)>,
+        dims: CompDims,
         shifts: Vec<i64>,
     },
     /// ScatterND tuples that each address one element of a contiguous destination (`k`
@@ -257,7 +257,7 @@ fn parallel_row<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions) -> bool {
 /// within the single fold's budget ([`check_in_fold`]) or, at 2 to
 /// [`FED_ANY_ROW_THREADS`](FED_ANY_ROW_THREADS) threads, of any size. At one thread its folder
 /// resolves every chunk itself (a vectorised pass into an L1 buffer, then the fold), which
-/// measured 16-26% faster than the single fold's fused check (record/2026-11-29-pairs-fed.md).
+/// measured 15-28% faster than the single fold's fused check (record/2026-11-29-pairs-fed.md).
 /// The split fold, when it applies, comes first (there it takes indices of 4 bytes or less,
 /// where it measured faster).
 fn fed_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
@@ -311,6 +311,29 @@ pub(super) fn prepare<T, I: IndexInt>(
     Ok(Prepared::Ranges(resolved))
 }
 
+/// Each component's `(size, stride)` in the destination, as the tuple kernels take them.
+type CompDims = Vec<(usize, usize)>;
+
+/// The tuples of a [`flat_geom`] scatter when `indices` is contiguous, one row of components
+/// per tuple: the index values, and each component's [`CompDims`].
+fn flat_tuples<'i, I: IndexInt>(
+    plan: &Plan,
+    indices: &TensorView<'i, I>,
+    g: scatter::ElemGeom,
+) -> Option<(&'i [I], CompDims)> {
+    let idx = indices.contiguous()?;
+    if plan.comp_stride != 1 || Some(idx.len()) != g.k.checked_mul(plan.comps.len()) {
+        return None;
+    }
+    // A contiguous destination's strides are positive (a dim of one cell accepts only 0).
+    let dims = plan
+        .comps
+        .iter()
+        .map(|c| (c.size, c.dest_stride as usize))
+        .collect();
+    Some((idx, dims))
+}
+
 /// The fed fold over the tuples of a [`flat_geom`] scatter, where the 1-D work it is would
 /// take the fed fold ([`fed_fold`]): pairs or triples, contiguous `indices`, the `Error`
 /// out-of-range rule, no identity fill, and a kernel free to be the first to write.
@@ -324,27 +347,16 @@ fn tuples_fed<T, I: IndexInt>(
     copy: DataCopy,
     threads: usize,
 ) -> Option<Prepared> {
-    let k = plan.comps.len();
-    let idx = indices.contiguous()?;
-    let fits = (2..=3).contains(&k)
-        && plan.comp_stride == 1
-        && Some(idx.len()) == g.k.checked_mul(k)
+    let fits = (2..=3).contains(&plan.comps.len())
         && copy != DataCopy::First
         && fed_fold::<T, I>(g, opts, threads);
-    fits.then(|| Prepared::TuplesFed {
-        g,
-        // A contiguous destination's strides are positive (a dim of one cell accepts only 0).
-        dims: plan
-            .comps
-            .iter()
-            .map(|c| (c.size, c.dest_stride as usize))
-            .collect(),
-        shifts: plan
-            .comps
-            .iter()
-            .map(|c| crate::index::negative_shift(c.size, opts.index_policy.negative))
-            .collect(),
-    })
+    let (_, dims) = flat_tuples(plan, indices, g).filter(|_| fits)?;
+    let shifts = plan
+        .comps
+        .iter()
+        .map(|c| crate::index::negative_shift(c.size, opts.index_policy.negative))
+        .collect();
+    Some(Prepared::TuplesFed { g, dims, shifts })
 }
 
 /// The flat offsets of a [`flat_geom`] scatter whose `indices` are contiguous, resolved in
@@ -357,16 +369,7 @@ fn flat_fast<I: IndexInt>(
     opts: &ScatterOptions,
     cx: Ctx,
 ) -> Option<Vec<i32>> {
-    let idx = indices.contiguous()?;
-    if plan.comp_stride != 1 || Some(idx.len()) != g.k.checked_mul(plan.comps.len()) {
-        return None;
-    }
-    // A contiguous destination's strides are positive (a dim of one cell accepts only 0).
-    let dims: Vec<(usize, usize)> = plan
-        .comps
-        .iter()
-        .map(|c| (c.size, c.dest_stride as usize))
-        .collect();
+    let (idx, dims) = flat_tuples(plan, indices, g)?;
     scatter::flat_offsets(idx, &dims, opts.index_policy, cx)
 }
 
