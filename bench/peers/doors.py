@@ -16,8 +16,9 @@ tiny scale and checks the results (the test suite runs that; nothing is timed in
 from __future__ import annotations
 
 import argparse
-import warnings
 import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -33,20 +34,25 @@ def median_ms(fn, runs):
     return float(np.median(ts_)) * 1e3
 
 
-def touch_rows(shape):
-    """Two reference rows (neither ours nor a peer's) for a fresh result of `shape` (f32):
-    filling memory already touched, and a fresh array's first touch (`np.empty` then the same
-    fill). Their difference is what the first touch of a new result costs on this machine,
-    which every allocating door pays beside its `out=` form."""
-    held = np.empty(shape, np.float32)
-    held.fill(0)
-    return [
-        ("(fill of touched memory)", lambda: (held.fill(0), held)[1], None),
-        ("(first touch: np.empty + fill)", lambda: (lambda a: (a.fill(0), a)[1])(np.empty(shape, np.float32)), None),
-    ]
+def touch_rows(shape, threads):
+    """A reference row (neither ours nor a peer's) for a fresh f32 result of `shape`: its first
+    touch, `np.empty` then one write per 4 KiB page from `threads` threads at once (the pages'
+    faults and the system's zeroing of them), which every allocating door pays beside its `out=`
+    form. (`np.empty` then a fill, minus a fill of touched memory, undercounts it: the fill runs
+    in the cache the zeroing has just written.)"""
+    pool = ThreadPoolExecutor(threads)
+
+    def touch():
+        a = np.empty(shape, np.float32)
+        flat = a.reshape(-1)
+        cut = np.linspace(0, flat.size, threads + 1).astype(np.int64) // 1024 * 1024
+        list(pool.map(lambda k: flat[cut[k]:cut[k + 1]:1024].fill(0), range(threads)))
+        return a
+
+    return [("(first touch of a new result)", touch, None)]
 
 
-def workloads(scale, torch):
+def workloads(scale, torch, threads):
     """Yields (name, kind, [(door, fn, ours)]) per workload; its doors must run before the next
     is asked for (they read the loop's current arrays). `kind` is "in place" (the result is the
     table itself, updated) or "fresh" (a new result, or one written into a separate `out=`).
@@ -196,7 +202,7 @@ def workloads(scale, torch):
         ("ts.gather_coo(sorted)", lambda: ts.gather_coo(rows, np.sort(dst)), None),
         ("np.take", lambda: np.take(rows, dst, axis=0), False),
     ]
-    doors = [d for d in doors if d[2] is not None] + touch_rows((e, F))
+    doors = [d for d in doors if d[2] is not None] + touch_rows((e, F), threads)
     if torch:
         t_tab, t_dst = torch.from_numpy(rows), torch.from_numpy(dst)
         t_full = t_dst.view(-1, 1).expand(e, F)
@@ -215,7 +221,7 @@ def workloads(scale, torch):
         ("ts.gather_elements", lambda: ts.gather_elements(t1, i), True),
         ("ts.gather_nd(i[:, None])", lambda: ts.gather_nd(t1, i[:, None]), True),
         ("np.take", lambda: np.take(t1, i), False),
-    ] + touch_rows((m,))
+    ] + touch_rows((m,), threads)
     if torch:
         t_t1, t_i = torch.from_numpy(t1), torch.from_numpy(i)
         doors += [
@@ -252,7 +258,7 @@ def main():
     print()
     print("| workload | form | door | ms | / fastest door | / best peer |")
     print("|---|---|---|---|---|---|")
-    for name, kind, doors in workloads(args.scale, torch):
+    for name, kind, doors in workloads(args.scale, torch, args.threads):
         if args.only not in name:
             continue
         ref = None

@@ -145,19 +145,22 @@ pub(crate) fn after_axis(
     Some(run.filter(|&(_, st)| st != 0))
 }
 
-/// The value of every index row, when `indices` holds one value along the dims after an
-/// axis at every position of a walk (`walk_shape` with `walk_strides`): the `k` values `step`
-/// apart from each position are equal (an index expanded and then made contiguous). One pass
-/// over the index by `cx`'s threads, each writing the values of its own positions, stopping
-/// at the first row that differs (`None`, as for a walk outside the view or an allocation
-/// that fails: the caller then reads the index element by element).
-pub(crate) fn constant_rows<I: IndexInt>(
+/// The value of every index row, as `map` gives it, when `indices` holds one value along the
+/// dims after an axis at every position of a walk (`walk_shape` with `walk_strides`): the `k`
+/// values `step` apart from each position are equal (an index expanded and then made
+/// contiguous). One pass over the index by `cx`'s threads, each writing the values of its own
+/// positions into memory nobody touched before (its pages fault in that thread, in parallel),
+/// stopping at the first row that differs (`None`, as for a walk outside the view or an
+/// allocation that fails: the caller then reads the index element by element).
+pub(crate) fn constant_rows<I: IndexInt, O: Copy + Send>(
     indices: &TensorView<'_, I>,
     walk_shape: &[usize],
     walk_strides: &[isize],
     (k, step): (usize, isize),
     cx: Ctx,
-) -> Option<Vec<I>> {
+    map: impl Fn(I) -> O + Sync,
+) -> Option<Vec<O>> {
+    use std::mem::MaybeUninit;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     let walk = walk_shape.iter().copied().zip(walk_strides.iter().copied());
@@ -165,15 +168,14 @@ pub(crate) fn constant_rows<I: IndexInt>(
         return None;
     }
     let positions = sat_product(walk_shape);
-    let mut rows = Vec::new();
+    let mut rows: Vec<O> = Vec::new();
     rows.try_reserve_exact(positions).ok()?;
-    rows.resize(positions, I::default());
     let bytes = positions
         .saturating_mul(k)
         .saturating_mul(std::mem::size_of::<I>());
     let tasks = cx.tasks(bytes, 1);
     let mut parts = Vec::with_capacity(tasks);
-    let mut rest = &mut rows[..];
+    let mut rest: &mut [MaybeUninit<O>] = &mut rows.spare_capacity_mut()[..positions];
     for t in 0..tasks {
         let (lo, hi) = crate::shape::part(positions, tasks, t, 1);
         let (part, r) = rest.split_at_mut(hi - lo);
@@ -215,12 +217,19 @@ pub(crate) fn constant_rows<I: IndexInt>(
                 varies.store(true, Relaxed);
                 return;
             }
-            *row = first;
+            row.write(map(first));
             next_coord(&mut coord, walk_shape);
         }
     });
     drop(parts);
-    (!varies.into_inner()).then_some(rows)
+    if varies.into_inner() {
+        return None;
+    }
+    // SAFETY: the parts cover `0..positions` of the reserved capacity, and a task leaves its
+    // part before writing every element only after `varies` is set, which it is not: every
+    // element is written (a task that panicked has propagated out of `run`).
+    unsafe { rows.set_len(positions) };
+    Some(rows)
 }
 
 /// The row-major coordinate of flat position `p` in `shape`.
@@ -289,4 +298,46 @@ pub(crate) fn index_error(
             size,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constant_rows;
+    use crate::TensorView;
+    use crate::exec::{Ctx, Par};
+
+    /// Rows of equal values give every row's value, mapped, at any thread count (the unit-test
+    /// build cuts even these few rows into tasks), read in place or `step` apart (a transposed
+    /// index); one value that differs anywhere (the first row, a middle one, the last value)
+    /// gives `None`, however many tasks had written all their rows before.
+    #[test]
+    fn constant_rows_gives_every_row_or_none() {
+        let (rows, k) = (37usize, 5usize);
+        let base: Vec<i32> = (0..rows as i32).map(|r| r * 7 - 40).collect();
+        let want: Vec<i64> = base.iter().map(|&v| i64::from(v) * 2).collect();
+        let row_major: Vec<i32> = base.iter().flat_map(|&v| [v; 5]).collect();
+        let col_major: Vec<i32> = (0..rows * k).map(|p| base[p % rows]).collect();
+        // (buffer, strides, step): row r's value j at r * strides[0] + j * strides[1]
+        let layouts: [(&[i32], [isize; 2], isize); 2] = [
+            (&row_major, [k as isize, 1], 1),
+            (&col_major, [1, rows as isize], rows as isize),
+        ];
+        for (buf, strides, step) in layouts {
+            for threads in 1..=4 {
+                let cx = Ctx::new(Par::threads_exact(threads));
+                let read = |b: &[i32]| {
+                    let v = TensorView::with_strides(b, 0, &[rows, k], &strides).unwrap();
+                    constant_rows(&v, &[rows], &strides[..1], (k, step), cx, |x| {
+                        i64::from(x) * 2
+                    })
+                };
+                assert_eq!(read(buf), Some(want.clone()), "{threads} threads");
+                for (r, j) in [(0, 1), (rows / 2, 3), (rows - 1, k - 1), (rows - 1, 0)] {
+                    let mut b = buf.to_vec();
+                    b[r * strides[0] as usize + j * strides[1] as usize] += 1;
+                    assert_eq!(read(&b), None, "row {r}, value {j}, {threads} threads");
+                }
+            }
+        }
+    }
 }

@@ -197,7 +197,7 @@ fn element_rows<'d, 'a, T: Element, I: IndexInt>(
     let rows = plan_gather(&window.layout.shape, shape, axis as i64, batch as i64)?;
     let idx = match run {
         // A contiguous expanded index: its rows' values, read in one pass that checks them.
-        Some(inner) => match check::constant_rows(indices, shape, strides, inner, cx) {
+        Some(inner) => match check::constant_rows(indices, shape, strides, inner, cx, |v| v) {
             Some(values) => Cow::Owned(values),
             None => return Ok(None),
         },

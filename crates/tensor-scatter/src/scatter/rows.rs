@@ -190,10 +190,13 @@ pub(super) fn prepare<'a, I: IndexInt>(
 ) -> Result<Option<RowWork<'a>>> {
     let mut values = match rp.inner {
         // A contiguous expanded index: its rows' values, read in one pass that checks them.
-        Some(inner) => match constant_rows(indices, &rp.walk_shape, &rp.walk_strides, inner, cx) {
-            Some(rows) => Cow::Owned(rows.iter().map(|v| v.to_i64_sat()).collect()),
-            None => return Ok(None),
-        },
+        Some(inner) => {
+            let (shape, strides) = (&rp.walk_shape, &rp.walk_strides);
+            match constant_rows(indices, shape, strides, inner, cx, |v| v.to_i64_sat()) {
+                Some(rows) => Cow::Owned(rows),
+                None => return Ok(None),
+            }
+        }
         None => read_walk(
             plan.op,
             "indices",
