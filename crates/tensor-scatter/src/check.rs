@@ -145,14 +145,75 @@ pub(crate) fn after_axis(
     Some(run.filter(|&(_, st)| st != 0))
 }
 
+/// A new vector of `len` values written by `cx`'s tasks (cut by `bytes` of work), each into
+/// its own part of memory nobody touched before, so the pages fault in the tasks, in
+/// parallel, and nothing is zero-filled first: the task whose part starts at position `lo`
+/// takes its values from `start(lo)`, one call per position in order. `None` as soon as one
+/// call gives `None` (the other tasks stop within 64 positions), or when the allocation
+/// fails.
+pub(crate) fn fresh_vec<O, G>(
+    len: usize,
+    bytes: usize,
+    cx: Ctx,
+    start: impl Fn(usize) -> G + Sync,
+) -> Option<Vec<O>>
+where
+    O: Send,
+    G: FnMut() -> Option<O>,
+{
+    use std::mem::MaybeUninit;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let mut out: Vec<O> = Vec::new();
+    out.try_reserve_exact(len).ok()?;
+    let tasks = cx.tasks(bytes, 1);
+    let mut parts = Vec::with_capacity(tasks);
+    let mut rest: &mut [MaybeUninit<O>] = &mut out.spare_capacity_mut()[..len];
+    for t in 0..tasks {
+        let (lo, hi) = crate::shape::part(len, tasks, t, 1);
+        let (part, r) = rest.split_at_mut(hi - lo);
+        rest = r;
+        parts.push(Mutex::new(part));
+    }
+    let stopped = AtomicBool::new(false);
+    cx.run(tasks, |t| {
+        let (lo, _) = crate::shape::part(len, tasks, t, 1);
+        let mut part = parts[t].lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = start(lo);
+        for (p, slot) in part.iter_mut().enumerate() {
+            if p % 64 == 0 && stopped.load(Relaxed) {
+                return;
+            }
+            match next() {
+                Some(v) => {
+                    slot.write(v);
+                }
+                None => {
+                    stopped.store(true, Relaxed);
+                    return;
+                }
+            }
+        }
+    });
+    drop(parts);
+    if stopped.into_inner() {
+        return None;
+    }
+    // SAFETY: the parts cover `0..len` of the reserved capacity, and a task leaves its part
+    // before writing every element only after `stopped` is set, which it is not: every
+    // element is written (a task that panicked has propagated out of `run`).
+    unsafe { out.set_len(len) };
+    Some(out)
+}
+
 /// The value of every index row, as `map` gives it, when `indices` holds one value along the
 /// dims after an axis at every position of a walk (`walk_shape` with `walk_strides`): the `k`
 /// values `step` apart from each position are equal (an index expanded and then made
-/// contiguous). One pass over the index by `cx`'s threads, each writing the values of its own
-/// positions into memory nobody touched before (its pages fault in that thread, in parallel),
-/// stopping at the first row that differs (`None`, as for a walk outside the view or an
-/// allocation that fails: the caller then reads the index element by element).
-pub(crate) fn constant_rows<I: IndexInt, O: Copy + Send>(
+/// contiguous). One pass over the index by `cx`'s threads ([`fresh_vec`]: no zero fill, the
+/// pages fault in the tasks), stopping at the first row that differs (`None`, as for a walk
+/// outside the view or an allocation that fails: the caller then reads the index element by
+/// element).
+pub(crate) fn constant_rows<I: IndexInt, O: Send>(
     indices: &TensorView<'_, I>,
     walk_shape: &[usize],
     walk_strides: &[isize],
@@ -160,38 +221,18 @@ pub(crate) fn constant_rows<I: IndexInt, O: Copy + Send>(
     cx: Ctx,
     map: impl Fn(I) -> O + Sync,
 ) -> Option<Vec<O>> {
-    use std::mem::MaybeUninit;
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     let walk = walk_shape.iter().copied().zip(walk_strides.iter().copied());
     if k == 0 || !indices.walks_within(walk.chain([(k, step)])) {
         return None;
     }
     let positions = sat_product(walk_shape);
-    let mut rows: Vec<O> = Vec::new();
-    rows.try_reserve_exact(positions).ok()?;
     let bytes = positions
         .saturating_mul(k)
         .saturating_mul(std::mem::size_of::<I>());
-    let tasks = cx.tasks(bytes, 1);
-    let mut parts = Vec::with_capacity(tasks);
-    let mut rest: &mut [MaybeUninit<O>] = &mut rows.spare_capacity_mut()[..positions];
-    for t in 0..tasks {
-        let (lo, hi) = crate::shape::part(positions, tasks, t, 1);
-        let (part, r) = rest.split_at_mut(hi - lo);
-        rest = r;
-        parts.push(Mutex::new(part));
-    }
-    let varies = AtomicBool::new(false);
-    cx.run(tasks, |t| {
-        let (lo, _) = crate::shape::part(positions, tasks, t, 1);
-        let mut part = parts[t].lock().unwrap_or_else(|e| e.into_inner());
+    fresh_vec(positions, bytes, cx, |lo| {
         let mut coord = unravel(lo, walk_shape);
-        let mut same = true;
-        for (p, row) in part.iter_mut().enumerate() {
-            if p % 64 == 0 && varies.load(Relaxed) {
-                return;
-            }
+        let map = &map;
+        move || {
             let at = indices.layout.offset as isize
                 + coord
                     .iter()
@@ -199,37 +240,23 @@ pub(crate) fn constant_rows<I: IndexInt, O: Copy + Send>(
                     .map(|(&c, &s)| c as isize * s)
                     .sum::<isize>();
             // Branch-free within a row, so the compares vectorise.
-            let first = if step == 1 {
+            let (first, same) = if step == 1 {
                 // SAFETY: positions `at..at + k` are steps of the walk checked above.
                 let r = unsafe { indices.data.run(at as usize, k) };
-                same &= r.iter().fold(true, |acc, &v| acc & (v == r[0]));
-                r[0]
+                (r[0], r.iter().fold(true, |acc, &v| acc & (v == r[0])))
             } else {
                 // SAFETY: `at + j * step` for `j < k` are steps of the walk checked above.
                 let first = unsafe { indices.data.get(at as usize) };
-                same &= (1..k as isize).fold(true, |acc, j| {
+                let same = (1..k as isize).fold(true, |acc, j| {
                     // SAFETY: as above.
                     acc & (unsafe { indices.data.get((at + j * step) as usize) } == first)
                 });
-                first
+                (first, same)
             };
-            if !same {
-                varies.store(true, Relaxed);
-                return;
-            }
-            row.write(map(first));
             next_coord(&mut coord, walk_shape);
+            same.then(|| map(first))
         }
-    });
-    drop(parts);
-    if varies.into_inner() {
-        return None;
-    }
-    // SAFETY: the parts cover `0..positions` of the reserved capacity, and a task leaves its
-    // part before writing every element only after `varies` is set, which it is not: every
-    // element is written (a task that panicked has propagated out of `run`).
-    unsafe { rows.set_len(positions) };
-    Some(rows)
+    })
 }
 
 /// The row-major coordinate of flat position `p` in `shape`.
@@ -302,7 +329,7 @@ pub(crate) fn index_error(
 
 #[cfg(test)]
 mod tests {
-    use super::constant_rows;
+    use super::{constant_rows, fresh_vec};
     use crate::TensorView;
     use crate::exec::{Ctx, Par};
 
@@ -339,5 +366,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every position's value, in order, at any thread count; `None` when any one position
+    /// gives `None` (a task's first, its last, the very last), whatever the others did.
+    #[test]
+    fn fresh_vec_writes_every_position_or_none() {
+        let len = 1000;
+        for threads in 1..=4 {
+            let cx = Ctx::new(Par::threads_exact(threads));
+            let make = |refuse: usize| {
+                fresh_vec(len, len * 8, cx, |lo| {
+                    let mut p = lo;
+                    move || {
+                        p += 1;
+                        (p - 1 != refuse).then_some((p - 1) as u64 * 3)
+                    }
+                })
+            };
+            let want: Vec<u64> = (0..len as u64).map(|p| p * 3).collect();
+            assert_eq!(make(usize::MAX), Some(want), "{threads} threads");
+            for refuse in [0, 1, 249, 250, 500, 999] {
+                assert_eq!(make(refuse), None, "refused at {refuse}, {threads} threads");
+            }
+        }
+        let cx = Ctx::new(Par::threads_exact(2));
+        assert_eq!(fresh_vec(0, 0, cx, |_| || Some(1u8)), Some(vec![]));
     }
 }

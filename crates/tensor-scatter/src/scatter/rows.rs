@@ -12,7 +12,9 @@
 
 use std::borrow::Cow;
 
-use crate::check::{after_axis, constant_rows, first_bad, index_error, range_and_order, unravel};
+use crate::check::{
+    after_axis, constant_rows, first_bad, fresh_vec, index_error, range_and_order, unravel,
+};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec::Ctx;
@@ -215,12 +217,19 @@ pub(super) fn prepare<'a, I: IndexInt>(
         if let Some(bad) = first_bad(&values[..], &dims, opts.index_policy, cx) {
             return Err(error_at(plan.op, rp, &values, bad, opts.index_policy));
         }
-        // Negative (wrapped) or clamped values become their cells; a skipped one is not a row.
-        for v in values.to_mut() {
-            match resolve_accepted(*v, n, opts.index_policy) {
-                Some(p) => *v = p as i64,
-                None => return Ok(None),
+        // Negative (wrapped) or clamped values become their cells, into a new buffer by the
+        // threads; a skipped one is not a row.
+        let (all, policy) = (&values[..], opts.index_policy);
+        let resolved = fresh_vec(all.len(), std::mem::size_of_val(all), cx, |lo| {
+            let mut p = lo;
+            move || {
+                p += 1;
+                resolve_accepted(all[p - 1], n, policy).map(|c| c as i64)
             }
+        });
+        match resolved {
+            Some(cells) => values = Cow::Owned(cells),
+            None => return Ok(None),
         }
         sorted = range_and_order(cx, &values, e, n).1;
     }
