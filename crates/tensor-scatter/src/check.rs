@@ -239,24 +239,40 @@ pub(crate) fn constant_rows<I: IndexInt, O: Send>(
                     .zip(walk_strides)
                     .map(|(&c, &s)| c as isize * s)
                     .sum::<isize>();
-            // Branch-free within a row, so the compares vectorise.
-            let (first, same) = if step == 1 {
-                // SAFETY: positions `at..at + k` are steps of the walk checked above.
-                let r = unsafe { indices.data.run(at as usize, k) };
-                (r[0], r.iter().fold(true, |acc, &v| acc & (v == r[0])))
-            } else {
-                // SAFETY: `at + j * step` for `j < k` are steps of the walk checked above.
-                let first = unsafe { indices.data.get(at as usize) };
-                let same = (1..k as isize).fold(true, |acc, j| {
-                    // SAFETY: as above.
-                    acc & (unsafe { indices.data.get((at + j * step) as usize) } == first)
-                });
-                (first, same)
-            };
             next_coord(&mut coord, walk_shape);
-            same.then(|| map(first))
+            // SAFETY: the `k` positions `step` apart from `at` are steps of the walk checked
+            // above.
+            unsafe { row_value(indices, at, (k, step)) }.map(map)
         }
     })
+}
+
+/// The value of the `k` index values `step` apart from position `at`, when they are equal.
+/// Compiled once per index type (not per caller and result type: the binary's size).
+///
+/// # Safety
+/// Positions `at + j * step` for `j < k` (`k >= 1`) lie within `indices`' buffer.
+#[inline(never)]
+unsafe fn row_value<I: IndexInt>(
+    indices: &TensorView<'_, I>,
+    at: isize,
+    (k, step): (usize, isize),
+) -> Option<I> {
+    // Branch-free within a row, so the compares vectorise.
+    let (first, same) = if step == 1 {
+        // SAFETY: positions `at..at + k` are within the buffer (the caller's contract).
+        let r = unsafe { indices.data.run(at as usize, k) };
+        (r[0], r.iter().fold(true, |acc, &v| acc & (v == r[0])))
+    } else {
+        // SAFETY: `at + j * step` for `j < k` are within the buffer (the caller's contract).
+        let first = unsafe { indices.data.get(at as usize) };
+        let same = (1..k as isize).fold(true, |acc, j| {
+            // SAFETY: as above.
+            acc & (unsafe { indices.data.get((at + j * step) as usize) } == first)
+        });
+        (first, same)
+    };
+    same.then_some(first)
 }
 
 /// The row-major coordinate of flat position `p` in `shape`.

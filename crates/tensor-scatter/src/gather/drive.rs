@@ -197,10 +197,12 @@ fn element_rows<'d, 'a, T: Element, I: IndexInt>(
     let rows = plan_gather(&window.layout.shape, shape, axis as i64, batch as i64)?;
     let idx = match run {
         // A contiguous expanded index: its rows' values, read in one pass that checks them.
-        Some(inner) => match check::constant_rows(indices, shape, strides, inner, cx, |v| v) {
-            Some(values) => Cow::Owned(values),
-            None => return Ok(None),
-        },
+        Some(inner) => {
+            match check::constant_rows(indices, shape, strides, inner, cx, std::convert::identity) {
+                Some(values) => Cow::Owned(values),
+                None => return Ok(None),
+            }
+        }
         None => flat_indices(plan.op, &lanes)?,
     };
     let policy = opts.policy();

@@ -194,7 +194,7 @@ pub(super) fn prepare<'a, I: IndexInt>(
         // A contiguous expanded index: its rows' values, read in one pass that checks them.
         Some(inner) => {
             let (shape, strides) = (&rp.walk_shape, &rp.walk_strides);
-            match constant_rows(indices, shape, strides, inner, cx, |v| v.to_i64_sat()) {
+            match constant_rows(indices, shape, strides, inner, cx, I::to_i64_sat) {
                 Some(rows) => Cow::Owned(rows),
                 None => return Ok(None),
             }
