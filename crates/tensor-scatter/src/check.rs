@@ -150,7 +150,7 @@ pub(crate) fn after_axis(
 /// parallel, and nothing is zero-filled first: the task whose part starts at position `lo`
 /// takes its values from `start(lo)`, one call per position in order. `None` as soon as one
 /// call gives `None` (the other tasks stop within 64 positions), or when the allocation
-/// fails.
+/// fails (`Copy` values: those written before are then forgotten, with nothing to drop).
 pub(crate) fn fresh_vec<O, G>(
     len: usize,
     bytes: usize,
@@ -158,7 +158,7 @@ pub(crate) fn fresh_vec<O, G>(
     start: impl Fn(usize) -> G + Sync,
 ) -> Option<Vec<O>>
 where
-    O: Send,
+    O: Copy + Send,
     G: FnMut() -> Option<O>,
 {
     use std::mem::MaybeUninit;
@@ -213,7 +213,7 @@ where
 /// pages fault in the tasks), stopping at the first row that differs (`None`, as for a walk
 /// outside the view or an allocation that fails: the caller then reads the index element by
 /// element).
-pub(crate) fn constant_rows<I: IndexInt, O: Send>(
+pub(crate) fn constant_rows<I: IndexInt, O: Copy + Send>(
     indices: &TensorView<'_, I>,
     walk_shape: &[usize],
     walk_strides: &[isize],
