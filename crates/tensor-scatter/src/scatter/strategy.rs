@@ -350,7 +350,10 @@ fn tuples_fed<T, I: IndexInt>(
     let fits = (2..=3).contains(&plan.comps.len())
         && copy != DataCopy::First
         && fed_fold::<T, I>(g, opts, threads);
-    let (_, dims) = flat_tuples(plan, indices, g).filter(|_| fits)?;
+    if !fits {
+        return None;
+    }
+    let (_, dims) = flat_tuples(plan, indices, g)?;
     let shifts = plan
         .comps
         .iter()
