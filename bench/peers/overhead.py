@@ -1,7 +1,8 @@
 """What a small call costs from Python: a 1-D scatter-add and a gather of n elements
 (n = 1, 10, 100, 1000) through tensor_scatter (on NumPy arrays, and on torch tensors) beside
 np.add.at / np.take, PyTorch (scatter_add_ / index_select, and scatter_reduce_ / gather) and
-JAX (a jitted .at[].add / take), in one process, the systems alternating. Each cell: the best of 5 rounds of the median per-call time, in µs.
+JAX (a jitted .at[].add / take), in one process, the systems alternating. Into reused
+outputs, and on torch tensors also allocating (torch's scatter_reduce / gather beside ours). Each cell: the best of 5 rounds of the median per-call time, in µs.
 
     bench/peers/.venv/bin/python bench/peers/overhead.py [--threads 2]
 
@@ -71,6 +72,21 @@ def systems(n: int, threads: int):
         found.append(("tensor_scatter on torch tensors",
                       lambda: ts.scatter_elements(td, ti, tu, reduction="add", out=tout),
                       lambda: ts.gather(td, ti, out=tg), lambda: (out, gout)))
+        # The allocating forms: each call returns a new tensor.
+        made = {}
+
+        def keep(key, f):
+            def call():
+                made[key] = f()
+            return call
+        found.append(("torch, allocating (scatter_reduce / gather)",
+                      keep("s", lambda: torch.scatter_reduce(td, 0, ti, tu, "sum")),
+                      keep("g", lambda: torch.gather(td, 0, ti)),
+                      lambda: (made["s"].numpy(), made["g"].numpy())))
+        found.append(("tensor_scatter on torch tensors, allocating",
+                      keep("s", lambda: ts.scatter_elements(td, ti, tu, reduction="add")),
+                      keep("g", lambda: ts.gather(td, ti)),
+                      lambda: (made["s"].numpy(), made["g"].numpy())))
     except ImportError:
         pass
     try:

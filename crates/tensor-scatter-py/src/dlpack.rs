@@ -2,7 +2,8 @@
 //! tensor type carries; torch has it since 2.10), as far as the native half reads it: one C
 //! call fills a borrowed `DLTensor` (data pointer, device, dtype, shape, strides) for a
 //! tensor the caller holds, where reading the same through Python attributes takes eight
-//! calls. Nothing here owns or frees anything: the `DLTensor` points into the tensor.
+//! calls. The other way, [`ExchangeApi::tensor`] hands memory of ours to the producer as a new
+//! tensor in one call, which frees it through our deleter when the tensor dies.
 
 use std::ffi::{c_int, c_void};
 
@@ -35,10 +36,40 @@ pub struct Tensor {
     byte_offset: u64,
 }
 
+/// `DLManagedTensorVersioned`: a `DLTensor` with the deleter that frees it.
+#[repr(C)]
+struct Managed {
+    version: [u32; 2],
+    manager_ctx: *mut c_void,
+    deleter: Option<unsafe extern "C" fn(*mut Managed)>,
+    flags: u64,
+    dl_tensor: Tensor,
+}
+
+/// A [`Managed`] tensor of ours and what its pointers point into; `managed` comes first, so a
+/// pointer to it is a pointer to the whole.
+#[repr(C)]
+struct Owned {
+    managed: Managed,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+    _memory: Box<dyn Send>,
+}
+
+/// The deleter of an [`Owned`] tensor, which the producer calls once, from any thread.
+unsafe extern "C" fn free_owned(m: *mut Managed) {
+    if !m.is_null() {
+        // SAFETY: `m` is the first field of an `Owned` that `ExchangeApi::tensor` leaked from
+        // its box, and the producer calls the deleter once; dropping it frees vectors only.
+        drop(unsafe { Box::from_raw(m.cast::<Owned>()) });
+    }
+}
+
 /// `DLPackExchangeAPI`: its header (`DLPackVersion`, the older table) and the producer's
-/// functions, of which only `dltensor_from_py_object_no_sync` is called (making a result
-/// through the table's allocator cost as much as `torch.from_numpy` over a NumPy array: two
-/// tensors are made, one of them wrapping the other's DLPack form).
+/// functions, of which `dltensor_from_py_object_no_sync` and
+/// `managed_tensor_to_py_object_no_sync` are called. (Its allocator is not: a result made
+/// through it costs as much as `torch.from_numpy` over a NumPy array, as the producer then
+/// makes two tensors, one wrapping the other's DLPack form.)
 #[repr(C)]
 pub struct ExchangeApi {
     major: u32,
@@ -46,7 +77,8 @@ pub struct ExchangeApi {
     prev_api: *const c_void,
     managed_tensor_allocator: *const c_void,
     managed_tensor_from_py_object_no_sync: *const c_void,
-    managed_tensor_to_py_object_no_sync: *const c_void,
+    managed_tensor_to_py_object_no_sync:
+        Option<unsafe extern "C" fn(tensor: *mut Managed, out: *mut *mut c_void) -> c_int>,
     dltensor_from_py_object_no_sync:
         Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut Tensor) -> c_int>,
     current_work_stream: *const c_void,
@@ -100,6 +132,87 @@ impl ExchangeApi {
         }
         Some(t)
     }
+
+    /// Whether [`ExchangeApi::tensor`] can make tensors.
+    pub fn makes_tensors(&self) -> bool {
+        self.managed_tensor_to_py_object_no_sync.is_some()
+    }
+
+    /// A new CPU tensor of the producer's type over `data` (`dtype`, `shape`, `strides` in
+    /// elements), which lies in `memory`: both are handed over, and the producer's tensor
+    /// frees `memory` when it dies. If the producer fails (a Python error), `memory` is not
+    /// freed.
+    pub fn tensor<'py>(
+        &self,
+        py: Python<'py>,
+        data: *mut u8,
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        memory: Box<dyn Send>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let f = self.managed_tensor_to_py_object_no_sync.ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err("no DLPack import in this torch")
+        })?;
+        let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let strides: Vec<i64> = strides.iter().map(|&s| s as i64).collect();
+        let (code, bits) = dl_type(dtype);
+        let mut owned = Box::new(Owned {
+            managed: Managed {
+                version: [1, 1],
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(free_owned),
+                flags: 0,
+                dl_tensor: Tensor {
+                    data: data.cast(),
+                    device: Device {
+                        device_type: DL_CPU,
+                        device_id: 0,
+                    },
+                    ndim: shape.len() as i32,
+                    dtype: DataType {
+                        code,
+                        bits,
+                        lanes: 1,
+                    },
+                    shape: std::ptr::null(),
+                    strides: std::ptr::null(),
+                    byte_offset: 0,
+                },
+            },
+            shape,
+            strides,
+            _memory: memory,
+        });
+        // The vectors' buffers stay where they are when the box is leaked.
+        owned.managed.dl_tensor.shape = owned.shape.as_ptr();
+        owned.managed.dl_tensor.strides = owned.strides.as_ptr();
+        let managed = Box::into_raw(owned).cast::<Managed>();
+        let mut out: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `managed` is a complete `DLManagedTensorVersioned` of a CPU tensor whose
+        // data, shape and strides live until its deleter runs; the producer takes it over
+        // (dlpack.h) and, on success, gives a new reference, under the GIL.
+        unsafe {
+            if f(managed, &mut out) != 0 || out.is_null() {
+                return Err(PyErr::take(py).unwrap_or_else(|| {
+                    pyo3::exceptions::PyRuntimeError::new_err("DLPack import failed")
+                }));
+            }
+            Ok(Bound::from_owned_ptr(py, out.cast()))
+        }
+    }
+}
+
+/// DLPack's type code and bits for a library dtype ([`Tensor::dtype`]'s inverse).
+fn dl_type(t: DType) -> (u8, u8) {
+    let code = match t {
+        DType::I8 | DType::I16 | DType::I32 | DType::I64 => 0,
+        DType::U8 | DType::U16 | DType::U32 | DType::U64 => 1,
+        DType::F16 | DType::F32 | DType::F64 => 2,
+        DType::BF16 => 4,
+        DType::Bool => 6,
+    };
+    (code, (t.size_of() * 8) as u8)
 }
 
 impl Tensor {

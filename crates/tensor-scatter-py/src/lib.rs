@@ -173,9 +173,13 @@ fn cached<'py>(
     Ok(f.bind(py).clone())
 }
 
-/// The new result `o` in the kind of the `data` it was made for.
+/// The new result `o` in the kind of the `data` it was made for (a NumPy array wrapped for
+/// torch; a tensor already made by torch is itself).
 fn result<'py>(o: Operand<'py>) -> PyResult<Bound<'py, PyAny>> {
     let py = o.obj.py();
+    if o.array.is_none() {
+        return Ok(o.obj);
+    }
     match (o.kind, o.dtype) {
         (Kind::NumPy, _) => Ok(o.obj),
         (Kind::Torch, DType::BF16) => {

@@ -447,6 +447,11 @@ impl<'py> Operand<'py> {
     /// the same descr (int16 bits for a bfloat16 tensor), returned with its operand.
     pub fn empty(&self, shape: &[usize]) -> PyResult<Operand<'py>> {
         let py = self.obj.py();
+        if self.kind == Kind::Torch
+            && let Some(o) = self.small_tensor(shape)?
+        {
+            return Ok(o);
+        }
         let descr = match &self.array {
             Some(a) => a.dtype(),
             None => numpy_descr(py, self.dtype)?,
@@ -475,6 +480,66 @@ impl<'py> Operand<'py> {
         o.kind = self.kind;
         Ok(o)
     }
+}
+
+/// NumPy advises huge pages for an array from this many bytes on (`madvise`; its first touch
+/// then costs a quarter of plain memory's here); below it both are plain `malloc` memory.
+const HUGE_PAGES_FROM: usize = 1 << 22;
+
+impl<'py> Operand<'py> {
+    /// A new torch tensor of `self`'s dtype (C order), through torch's DLPack import: torch's
+    /// own allocation from Python costs a small call's time again, as does `torch.from_numpy`
+    /// over a new NumPy array. `None` (NumPy memory then, wrapped by `torch.from_numpy`) from
+    /// NumPy's huge page size on (NumPy's memory is cheaper to touch first there; the call's
+    /// cost does not matter), or for a torch without the import.
+    fn small_tensor(&self, shape: &[usize]) -> PyResult<Option<Operand<'py>>> {
+        let py = self.obj.py();
+        let bytes = shape
+            .iter()
+            .try_fold(self.dtype.size_of(), |b, &d| b.checked_mul(d));
+        let (Some(bytes), Some(api)) = (bytes.filter(|&b| b < HUGE_PAGES_FROM), torch_import(py))
+        else {
+            return Ok(None);
+        };
+        // Whole words: aligned for every dtype. Zeroed (a few words: no measurable cost), so
+        // that no path can read what was there before.
+        let mut words = vec![0u64; bytes.div_ceil(8)];
+        let origin = words.as_mut_ptr().cast::<u8>();
+        let strides = c_order(shape);
+        let obj = api.tensor(py, origin, self.dtype, shape, &strides, Box::new(words))?;
+        let span = byte_span(origin, self.dtype, shape, &strides)
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("new tensor unreadable"))?;
+        Ok(Some(Operand {
+            obj,
+            array: None,
+            kind: Kind::Torch,
+            dtype: self.dtype,
+            origin,
+            shape: shape.to_vec(),
+            strides,
+            span,
+            writeable: true,
+            prepared: false,
+        }))
+    }
+}
+
+/// torch's DLPack exchange table, when torch has been imported and its table can make tensors
+/// of memory of ours.
+pub(crate) fn torch_import(py: Python<'_>) -> Option<&'static dlpack::ExchangeApi> {
+    TORCH_CONSTANTS
+        .get(py)
+        .and_then(|c| c.exchange)
+        .filter(|api| api.makes_tensors())
+}
+
+/// Row-major strides, in elements, of `shape`.
+pub(crate) fn c_order(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![1isize; shape.len()];
+    for k in (1..shape.len()).rev() {
+        strides[k - 1] = strides[k] * shape[k].max(1) as isize;
+    }
+    strides
 }
 
 /// The NumPy dtype for a result of library dtype `t` (int16 bits for bfloat16, which NumPy

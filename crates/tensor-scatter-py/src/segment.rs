@@ -6,11 +6,11 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use tensor_scatter::segment::SegmentOptions;
 use tensor_scatter::{
-    Buffer, DynTensor, Par, SegmentOp, Tensor, segment_dyn, segment_dyn_out, segment_vjp_dyn,
+    Buffer, DType, DynTensor, Par, SegmentOp, Tensor, segment_dyn, segment_dyn_out, segment_vjp_dyn,
 };
 
 use crate::errors::{argument, raise};
-use crate::operand::{Kind, Operand};
+use crate::operand::{Kind, Operand, c_order, torch_import};
 use crate::options::{self, SEGMENT_REDUCTIONS as REDUCTIONS, WITH_POSITIONS};
 use crate::{
     TORCH_FROM_NUMPY, bool_arg, cached, int_arg, reduction_arg, repr, result, threads_arg, ties_arg,
@@ -49,12 +49,43 @@ fn fill(o: &Operand<'_>, t: &DynTensor) {
     }
 }
 
+/// `t` handed to torch as a new tensor, its vector kept (not copied), when torch can take
+/// memory of ours (its DLPack import: one C call, where `torch.from_numpy` over a NumPy array
+/// costs a small call's time again); `Err(t)` otherwise.
+fn to_torch<'py>(py: Python<'py>, t: DynTensor) -> PyResult<Result<Bound<'py, PyAny>, DynTensor>> {
+    let Some(api) = torch_import(py) else {
+        return Ok(Err(t));
+    };
+    let shape = t.shape().to_vec();
+    let strides = c_order(&shape);
+    let dtype = t.dtype();
+    macro_rules! hand {
+        ($($v:ident),*) => {
+            match t.into_buffer() {
+                $(Buffer::$v(mut v) => {
+                    let data = v.as_mut_ptr().cast::<u8>();
+                    api.tensor(py, data, dtype, &shape, &strides, Box::new(v))
+                })*
+            }
+        };
+    }
+    hand!(
+        F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, Bool
+    )
+    .map(Ok)
+}
+
 /// The positions as an int64 array of the kind `like` has.
 fn positions<'py>(py: Python<'py>, like: Kind, a: Tensor<i64>) -> PyResult<Bound<'py, PyAny>> {
     let shape = a.shape().to_vec();
-    let arr = PyArray1::from_vec(py, a.into_vec())
-        .reshape(shape)?
-        .into_any();
+    let mut v = a.into_vec();
+    if like == Kind::Torch
+        && let Some(api) = torch_import(py)
+    {
+        let data = v.as_mut_ptr().cast::<u8>();
+        return api.tensor(py, data, DType::I64, &shape, &c_order(&shape), Box::new(v));
+    }
+    let arr = PyArray1::from_vec(py, v).reshape(shape)?.into_any();
     match like {
         Kind::NumPy => Ok(arr),
         Kind::Torch => cached(py, &TORCH_FROM_NUMPY, "torch", "from_numpy")?.call1((arr,)),
@@ -150,14 +181,21 @@ pub fn segment<'py>(
     Ok(Some((values, arg)))
 }
 
-/// A new array of `like`'s kind and dtype holding `t` (of that dtype): f64 and f32 vectors
-/// are handed to NumPy as they are (a result as large as `src` is not copied again), the
-/// other dtypes copied into a new array.
+/// A new array of `like`'s kind and dtype holding `t` (of that dtype): every vector handed to
+/// torch as it is ([`to_torch`]); f64 and f32 vectors handed to NumPy as they are (a result as
+/// large as `src` is not copied again), the other dtypes copied into a new array.
 pub(crate) fn new_array<'py>(
     py: Python<'py>,
     like: &Operand<'py>,
     t: DynTensor,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let t = match like.kind {
+        Kind::Torch => match to_torch(py, t)? {
+            Ok(tensor) => return Ok(tensor),
+            Err(t) => t,
+        },
+        Kind::NumPy => t,
+    };
     let shape = t.shape().to_vec();
     let arr = match t.into_buffer() {
         Buffer::F64(v) => PyArray1::from_vec(py, v).reshape(shape)?.into_any(),

@@ -184,6 +184,45 @@ def test_torch_tensors_in_and_out():
     assert torch.equal(ts.gather_elements(m, i, axis=1), torch.gather(m, 1, i))
 
 
+def test_new_torch_results_own_their_memory_in_every_dtype_and_size():
+    """A new result on torch tensors is handed to torch through its DLPack import (memory of
+    ours, freed by torch's tensor), from 4 MiB on made in NumPy's memory: either way a plain
+    contiguous tensor of data's dtype and the expected values, its own memory, writable, and
+    alive after everything else of the call is gone."""
+    torch = pytest.importorskip("torch")
+    import gc
+
+    dtypes = (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64,
+              torch.int32, torch.int16, torch.int8, torch.uint64, torch.uint32, torch.uint16,
+              torch.uint8, torch.bool)
+    for dt in dtypes:
+        for n in (0, 7, (1 << 22) // dt.itemsize + 3):  # empty, small, past 4 MiB
+            x = (torch.arange(n) % 3).to(dt)
+            i = torch.arange(n - 1, -1, -1)
+            got = ts.gather(x, i)
+            want = torch.flip(x, (0,))
+            upd = ts.scatter_update(x, i[:2], x[:2]) if n else ts.scatter_update(x, i, x)
+            del x
+            gc.collect()
+            assert type(got) is torch.Tensor and got.dtype == dt and got.is_contiguous()
+            assert torch.equal(got, want), (dt, n)
+            assert upd.dtype == dt and upd.shape == (n,)
+            if n:
+                assert got.data_ptr() != upd.data_ptr()
+                got[0] = want[1]
+                assert torch.equal(got[:2], want[1].expand(2))
+    # The segment family's results (values and positions, every dtype its kernels give).
+    s = torch.tensor([[1.0, -2.0], [3.0, 4.0], [-5.0, 6.0]])
+    idx = torch.tensor([1, 0, 1])
+    for dt in (torch.float32, torch.float64, torch.bfloat16, torch.int32, torch.int64):
+        v, arg = ts.scatter_max(s.to(dt), idx, dim=0, dim_size=3)
+        assert v.dtype == dt and arg.dtype == torch.int64 and type(arg) is torch.Tensor
+        assert v.to(torch.float64).tolist() == [[3.0, 4.0], [1.0, 6.0], [0.0, 0.0]]
+        assert arg.tolist() == [[1, 1], [0, 2], [3, 3]]
+        summed = ts.scatter(s.to(dt), idx, 0, dim_size=2)
+        assert summed.dtype == dt and summed.to(torch.float64).tolist() == [[3.0, 4.0], [-4.0, 4.0]]
+
+
 def test_torch_tensors_read_in_one_call_equal_those_read_by_attribute():
     """A torch.Tensor is read through torch's DLPack exchange table; a subclass through its
     attributes. Every layout (views with an offset, steps, transposes, stride 0, 0-d, empty)
