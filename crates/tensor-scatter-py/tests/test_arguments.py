@@ -124,6 +124,34 @@ def test_options_are_strict():
     assert ts.scatter_elements(x, i, u, reduction="sum").tolist() == [1, 0, 0]
 
 
+def test_option_lists_are_the_native_signatures():
+    """Each family's options (``_core``'s named tuples, which every caller builds and the
+    adapters read by name) are, in order, what its native function takes after the arrays:
+    a field out of place would hand one option's value to another."""
+    import inspect
+    from tensor_scatter import _core, _native
+
+    families = {
+        "scatter": (_core.ScatterOptions, ["op", "data", "indices", "updates", "out"]),
+        "gather": (_core.GatherOptions, ["op", "data", "indices", "out"]),
+        "segment": (_core.SegmentOptions, ["op", "src", "index", "out"]),
+        "scatter_vjp": (_core.ScatterVjpOptions, ["op", "grad", "data", "indices", "updates"]),
+        "gather_vjp": (_core.GatherVjpOptions, ["op", "grad", "indices", "data_shape"]),
+        "segment_vjp": (_core.SegmentVjpOptions, ["op", "grad", "src", "index", "out"]),
+    }
+    for name, (options, arrays) in families.items():
+        params = list(inspect.signature(getattr(_native, name)).parameters)
+        assert params == arrays + list(options._fields), name
+    # A public call's options reach the general path by name (a JAX-free, torch-free list
+    # input takes it): a wrong field order would refuse or misread these.
+    got = ts.scatter_elements([[0.0, 0.0, 0.0]], [[2, 2]], [[1.0, 2.0]], axis=1,
+                              reduction="add", updates_window=True)
+    assert np.asarray(got).tolist() == [[0.0, 0.0, 3.0]]
+    got = ts.gather([[1, 2], [3, 4]], [[5, 0]], axis=1, batch_dims=0, out_of_range="fill",
+                    fill_value=-7)
+    assert np.asarray(got).tolist() == [[[-7, 1]], [[-7, 3]]]
+
+
 def test_public_names():
     assert ts.segment_max_csr.__name__ == "segment_max_csr"
     assert ts.segment_sum_coo.__qualname__ == "segment_sum_coo"

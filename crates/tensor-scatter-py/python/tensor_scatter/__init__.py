@@ -28,7 +28,7 @@ from ._segment import __all__ as _segment_all
 from ._grad import *  # noqa: F401,F403 (the backward passes)
 from ._grad import __all__ as _grad_all
 from ._arrays import native_first, recorded, traced_jax
-from ._core import GATHER_NAMES, SCATTER_NAMES, _gather, _scatter
+from ._core import GATHER_NAMES, SCATTER_NAMES, GatherOptions, ScatterOptions, _gather, _scatter
 
 __version__ = "0.1.0"
 
@@ -103,7 +103,7 @@ def _scatter_any(op, data, indices, updates, out, options, ties):
     if traced_jax(data, indices, updates):
         from . import _jax_ops
         return _jax_ops.scatter(op, data, indices, updates, out, options, ties)
-    return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, *options)
+    return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, options)
 
 
 def _gather_any(op, data, indices, out, options):
@@ -114,7 +114,7 @@ def _gather_any(op, data, indices, out, options):
     if traced_jax(data, indices):
         from . import _jax_ops
         return _jax_ops.gather(op, data, indices, out, options)
-    return _gather(op, GATHER_NAMES[op], data, indices, out, *options)
+    return _gather(op, GATHER_NAMES[op], data, indices, out, options)
 
 
 def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = "none",
@@ -154,8 +154,8 @@ def scatter_elements(data, indices, updates, *, axis: int = 0, reduction: str = 
         out_of_range, accumulation, threads, updates_window) if native_first() else None
     if r is not None:
         return r
-    options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
-               updates_window)
+    options = ScatterOptions(axis, reduction, include_self, negative_indices, out_of_range,
+                             accumulation, threads, updates_window)
     return _scatter_any("elements", data, indices, updates, out, options, ties)
 
 
@@ -193,7 +193,8 @@ def scatter_nd(data, indices, updates, *, reduction: str = "none", include_self:
         out_of_range, accumulation, threads, False) if native_first() else None
     if r is not None:
         return r
-    options = (0, reduction, include_self, negative_indices, out_of_range, accumulation, threads, False)
+    options = ScatterOptions(0, reduction, include_self, negative_indices, out_of_range,
+                             accumulation, threads, False)
     return _scatter_any("nd", data, indices, updates, out, options, ties)
 
 
@@ -222,8 +223,8 @@ def scatter_update(data, indices, updates, *, axis: int = 0, reduction: str = "n
         out_of_range, accumulation, threads, False) if native_first() else None
     if r is not None:
         return r
-    options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads,
-               False)
+    options = ScatterOptions(axis, reduction, include_self, negative_indices, out_of_range,
+                             accumulation, threads, False)
     return _scatter_any("update", data, indices, updates, out, options, ties)
 
 
@@ -245,7 +246,7 @@ def gather(data, indices, *, axis: int = 0, batch_dims: int = 0, negative_indice
         threads) if native_first() else None
     if r is not None:
         return r
-    options = (axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
+    options = GatherOptions(axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
     return _gather_any("gather", data, indices, out, options)
 
 
@@ -265,7 +266,7 @@ def gather_elements(data, indices, *, axis: int = 0, negative_indices: str = "wr
         threads) if native_first() else None
     if r is not None:
         return r
-    options = (axis, 0, negative_indices, out_of_range, fill_value, threads)
+    options = GatherOptions(axis, 0, negative_indices, out_of_range, fill_value, threads)
     return _gather_any("elements", data, indices, out, options)
 
 
@@ -283,7 +284,7 @@ def gather_nd(data, indices, *, batch_dims: int = 0, negative_indices: str = "wr
         threads) if native_first() else None
     if r is not None:
         return r
-    options = (0, batch_dims, negative_indices, out_of_range, fill_value, threads)
+    options = GatherOptions(0, batch_dims, negative_indices, out_of_range, fill_value, threads)
     return _gather_any("nd", data, indices, out, options)
 
 

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import _native
-from ._core import _scatter, segment_general
+from ._core import ScatterOptions, SegmentOptions, _scatter, segment_general
 from ._errors import ArgumentError, DTypeError
 
 # The block size the Dask functions use when none is given: large enough that a block's
@@ -117,19 +117,19 @@ def children(spec: Spec, level: int, j: int):
 
 def _run(op, src, index, out, dim, dim_size, reduce, want_arg=False, threads=None):
     """The one-machine kernel on NumPy arrays (``_segment._run`` without the other kinds)."""
-    options = (dim, dim_size, reduce, want_arg, True, threads)
+    options = SegmentOptions(dim, dim_size, reduce, want_arg, True, threads)
     r = _native.segment(op, src, index, out, *options)
-    return r if r is not None else segment_general(op, src, index, out, *options)
+    return r if r is not None else segment_general(op, src, index, out, options)
 
 
 def _kernel(spec: Spec, vals, src, index, table: int, red: str, threads=None):
     """Folds the piece into ``vals`` in place with the operator's own kernel."""
     if spec.op in ONNX:
-        options = (spec.dim, "add" if red == "sum" else red, True, "error", "error",
-                   "per_update", threads, False)
+        options = ScatterOptions(spec.dim, "add" if red == "sum" else red, True, "error", "error",
+                                 "per_update", threads, False)
         r = _native.scatter(spec.op, vals, index, src, vals, *options)
         if r is None:
-            _scatter(spec.op, _NAME[spec.op], vals, index, src, vals, *options)
+            _scatter(spec.op, _NAME[spec.op], vals, index, src, vals, options)
         return
     _run("scatter", src, index, vals, spec.dim, table, red, threads=threads)
 

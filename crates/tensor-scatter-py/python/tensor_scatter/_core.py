@@ -6,7 +6,7 @@ torch_scatter's API, the autograd functions) comes through here; nothing here im
 from __future__ import annotations
 
 import operator
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -24,6 +24,67 @@ SEGMENT_NAMES = {
     "gather_csr": "gather_csr", "softmax": "scatter_softmax", "log_softmax": "scatter_log_softmax",
     "logsumexp": "scatter_logsumexp", "std": "scatter_std",
 }
+
+
+# Each operator family's options, by name, in the order its native function takes them after
+# the arrays (``_native.scatter(op, data, indices, updates, out, *options)``); a test checks
+# every list against the native function's signature. The values are the caller's, unchecked:
+# the native half checks them (and names the operator and the argument when one is wrong).
+
+class ScatterOptions(NamedTuple):
+    axis: Any
+    reduction: Any
+    include_self: Any
+    negative_indices: Any
+    out_of_range: Any
+    accumulation: Any
+    threads: Any
+    updates_window: Any
+
+
+class GatherOptions(NamedTuple):
+    axis: Any
+    batch_dims: Any
+    negative_indices: Any
+    out_of_range: Any
+    fill_value: Any
+    threads: Any
+
+
+class SegmentOptions(NamedTuple):
+    dim: Any
+    dim_size: Any
+    reduce: Any
+    want_arg: Any
+    unbiased: Any
+    threads: Any
+
+
+class ScatterVjpOptions(NamedTuple):
+    axis: Any
+    reduction: Any
+    include_self: Any
+    negative_indices: Any
+    out_of_range: Any
+    ties: Any
+    threads: Any
+    updates_window: Any
+
+
+class GatherVjpOptions(NamedTuple):
+    axis: Any
+    batch_dims: Any
+    negative_indices: Any
+    out_of_range: Any
+    threads: Any
+
+
+class SegmentVjpOptions(NamedTuple):
+    dim: Any
+    dim_size: Any
+    reduce: Any
+    ties: Any
+    threads: Any
 
 
 def vjp_name(names, op):
@@ -119,14 +180,15 @@ def segment_shape(op, src_shape, index_shape, dim, dim_size, out_shape=None):
     return shape
 
 
-def _scatter(op, name, data, indices, updates, out, *options):
+def _scatter(op, name, data, indices, updates, out, options: ScatterOptions):
     d, u = _read(data, "data", name), _read(updates, "updates", name)
     i = _read(indices, "indices", name, index=True)
     try:
-        axis = operator.index(options[0])
+        axis = operator.index(options.axis)
     except TypeError:
         axis = 0  # the native half raises
-    window = options[7] is True or (type(options[7]) is np.bool_ and bool(options[7]))
+    w = options.updates_window
+    window = w is True or (type(w) is np.bool_ and bool(w))
     u = _as_updates(u, d, op, name, i.array.shape, axis, window)
     if out is None:
         res = new_result(d.array.shape, d)
@@ -150,15 +212,15 @@ def _scatter(op, name, data, indices, updates, out, *options):
     return out
 
 
-def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, out_of_range,
-            fill_value, threads):
+def _gather(op, name, data, indices, out, options: GatherOptions):
     d, i = _read(data, "data", name), _read(indices, "indices", name, index=True)
-    fill = fill_value  # None, or one the native half refuses without out_of_range="fill"
-    if out_of_range == "fill" and fill_value is not None:
-        fill = d.prepared(scalar(fill_value, d, name))
-    options = (axis, batch_dims, negative_indices, out_of_range, fill, threads)
+    # A fill value the native half reads as data's dtype (None, or one it refuses without
+    # out_of_range="fill", stays as it is).
+    if options.out_of_range == "fill" and options.fill_value is not None:
+        options = options._replace(fill_value=d.prepared(scalar(options.fill_value, d, name)))
     if out is None:
-        shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, axis, batch_dims)
+        shape = _native.gather_shape(op, d.dtype, d.array.shape, i.array.shape, options.axis,
+                                     options.batch_dims)
         res = new_result(shape, d)
         done(_native.gather(op, d.prepared(), i.prepared(), d.prepared(res), *options))
         return result(res, d)
@@ -176,18 +238,18 @@ def _gather(op, name, data, indices, out, axis, batch_dims, negative_indices, ou
     return out
 
 
-def scatter_raw(op, data, indices, updates, out, options):
+def scatter_raw(op, data, indices, updates, out, options: ScatterOptions):
     """One scatter without autograd: the native half, else the general path."""
     r = _native.scatter(op, data, indices, updates, out, *options)
     if r is None:
-        return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, *options)
+        return _scatter(op, SCATTER_NAMES[op], data, indices, updates, out, options)
     return r
 
 
-def gather_raw(op, data, indices, options, out=None):
+def gather_raw(op, data, indices, options: GatherOptions, out=None):
     """One gather without autograd: the native half, else the general path."""
     r = _native.gather(op, data, indices, out, *options)
-    return _gather(op, GATHER_NAMES[op], data, indices, out, *options) if r is None else r
+    return _gather(op, GATHER_NAMES[op], data, indices, out, options) if r is None else r
 
 
 def _positions(a: Optional[np.ndarray], like) -> Any:
@@ -200,7 +262,7 @@ def _positions(a: Optional[np.ndarray], like) -> Any:
     return jnp.asarray(a)
 
 
-def segment_general(op, src, index, out, *options):
+def segment_general(op, src, index, out, options: SegmentOptions):
     """The general path (see ``__init__``): convert, copy what overlaps ``out``, stage an
     ``out`` the native half cannot write, and call it with prepared arrays."""
     name = SEGMENT_NAMES[op]
@@ -224,16 +286,14 @@ def segment_general(op, src, index, out, *options):
 
 
 
-def segment_raw(op, src, index, out, options):
-    """One segment-family call without autograd (``options``: dim, dim_size, reduce, want_arg,
-    unbiased, threads): the native half, else the general path."""
+def segment_raw(op, src, index, out, options: SegmentOptions):
+    """One segment-family call without autograd: the native half, else the general path."""
     r = _native.segment(op, src, index, out, *options)
-    return r if r is not None else segment_general(op, src, index, out, *options)
+    return r if r is not None else segment_general(op, src, index, out, options)
 
 
-def segment_vjp_raw(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
+def segment_vjp_raw(op, grad, src, index, out, options: SegmentVjpOptions):
     """One segment-family backward: the native half, else the general path."""
-    options = (dim, dim_size, reduce, ties, threads)
     r = _native.segment_vjp(op, grad, src, index, out, *options)
     if r is not None:
         return r
@@ -245,7 +305,7 @@ def segment_vjp_raw(op, grad, src, index, out, dim, dim_size, reduce, ties, thre
     return result(r[0], g), (None if r[1] is None else result(r[1], g))
 
 
-def scatter_vjp_raw(op, grad, data, indices, updates, *options):
+def scatter_vjp_raw(op, grad, data, indices, updates, options: ScatterVjpOptions):
     """One scatter's backward: the native half, else the general path."""
     r = _native.scatter_vjp(op, grad, data, indices, updates, *options)
     if r is not None:
@@ -258,7 +318,7 @@ def scatter_vjp_raw(op, grad, data, indices, updates, *options):
     return result(r[0], g), result(r[1], g)
 
 
-def gather_vjp_raw(op, grad, indices, data_shape, *options):
+def gather_vjp_raw(op, grad, indices, data_shape, options: GatherVjpOptions):
     """One gather's backward: the native half, else the general path."""
     shape = tuple(int(n) for n in data_shape)
     r = _native.gather_vjp(op, grad, indices, shape, *options)

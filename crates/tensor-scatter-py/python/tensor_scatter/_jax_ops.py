@@ -23,7 +23,10 @@ import numpy as np
 
 from . import _native
 from ._arrays import DTYPES, INDEX_DTYPES, Arr, scalar
-from ._core import GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES, segment_shape, updates_shape
+from ._core import (
+    GATHER_NAMES, SCATTER_NAMES, SEGMENT_NAMES, GatherOptions, GatherVjpOptions, ScatterOptions,
+    ScatterVjpOptions, segment_shape, updates_shape,
+)
 from ._errors import ArgumentError, ArgumentTypeError, DTypeError
 
 FAMILIES = ("scatter", "gather", "segment", "scatter_vjp", "gather_vjp", "segment_vjp")
@@ -167,13 +170,14 @@ def _scatter_bwd(spec, res, g):
 _scatter_op.defvjp(_scatter_fwd, _scatter_bwd)
 
 
-def _scatter_spec(op, options, ties, name):
-    axis, reduction, include_self, neg, oor, accumulation, threads, window = options
-    return (op, _int(axis, name, "axis"), _text(reduction, name, "reduction"),
-            _flag(include_self, name, "include_self"), _text(neg, name, "negative_indices"),
-            _text(oor, name, "out_of_range"), _text(accumulation, name, "accumulation"),
-            _flag(window, name, "updates_window"), _text(ties, name, "ties"),
-            _threads(threads, name))
+def _scatter_spec(op, o: ScatterOptions, ties, name):
+    return (op, _int(o.axis, name, "axis"), _text(o.reduction, name, "reduction"),
+            _flag(o.include_self, name, "include_self"),
+            _text(o.negative_indices, name, "negative_indices"),
+            _text(o.out_of_range, name, "out_of_range"),
+            _text(o.accumulation, name, "accumulation"),
+            _flag(o.updates_window, name, "updates_window"), _text(ties, name, "ties"),
+            _threads(o.threads, name))
 
 
 def _updates(updates, data, indices, op, axis, window, name):
@@ -194,8 +198,8 @@ def _updates(updates, data, indices, op, axis, window, name):
     return u
 
 
-def scatter(op, data, indices, updates, out, options, ties):
-    """A scatter of traced JAX values (``options`` as ``_core.scatter_raw`` takes them)."""
+def scatter(op, data, indices, updates, out, options: ScatterOptions, ties):
+    """A scatter of traced JAX values."""
     name = SCATTER_NAMES[op]
     _no_out(out, name)
     _cpu(name)
@@ -206,12 +210,12 @@ def scatter(op, data, indices, updates, out, options, ties):
     return _scatter_op(spec, d, i, u)
 
 
-def scatter_vjp(op, grad, data, indices, updates, *options):
-    """A scatter's backward on traced values (``options`` as ``_grad._scatter_vjp``)."""
+def scatter_vjp(op, grad, data, indices, updates, o: ScatterVjpOptions):
+    """A scatter's backward on traced values."""
     name = SCATTER_NAMES[op] + "_vjp"
-    axis, reduction, include_self, neg, oor, ties, threads, window = options
-    spec = _scatter_spec(op, (axis, reduction, include_self, neg, oor, "per_update", threads,
-                              window), ties, name)
+    forward = ScatterOptions(o.axis, o.reduction, o.include_self, o.negative_indices,
+                             o.out_of_range, "per_update", o.threads, o.updates_window)
+    spec = _scatter_spec(op, forward, o.ties, name)
     _cpu(name)
     d, u = _array(data, name, "data"), _array(updates, name, "updates")
     g, i = _array(grad, name, "grad"), _array(indices, name, "indices", index=True)
@@ -272,35 +276,34 @@ class _Fill:
                 and self.val.tobytes() == other.val.tobytes())
 
 
-def gather(op, data, indices, out, options):
+def gather(op, data, indices, out, o: GatherOptions):
     """A gather of traced JAX values."""
     name = GATHER_NAMES[op]
     _no_out(out, name)
     _cpu(name)
-    axis, batch_dims, neg, oor, fill_value, threads = options
     d = _array(data, name, "data")
     i = _array(indices, name, "indices", index=True)
     fill = None
-    if fill_value is not None:
-        if oor != "fill":
-            raise ArgumentError(f"{name}: fill_value: {fill_value!r} is given, but out_of_range "
-                                f"is not 'fill' (it would be unused)")
+    if o.fill_value is not None:
+        if o.out_of_range != "fill":
+            raise ArgumentError(f"{name}: fill_value: {o.fill_value!r} is given, but "
+                                f"out_of_range is not 'fill' (it would be unused)")
         dt = np.dtype(d.dtype)
-        fill = _Fill(scalar(fill_value, Arr(np.empty(0, dt), dt.name, "numpy"), name))
-    spec = (op, _int(axis, name, "axis"), _int(batch_dims, name, "batch_dims"),
-            _text(neg, name, "negative_indices"), _text(oor, name, "out_of_range"),
-            _threads(threads, name), fill)
+        fill = _Fill(scalar(o.fill_value, Arr(np.empty(0, dt), dt.name, "numpy"), name))
+    spec = (op, _int(o.axis, name, "axis"), _int(o.batch_dims, name, "batch_dims"),
+            _text(o.negative_indices, name, "negative_indices"),
+            _text(o.out_of_range, name, "out_of_range"), _threads(o.threads, name), fill)
     return _gather_op(spec, d, i)
 
 
-def gather_vjp(op, grad, indices, data_shape, axis, batch_dims, neg, oor, threads):
+def gather_vjp(op, grad, indices, data_shape, o: GatherVjpOptions):
     """A gather's backward on traced values."""
     name = GATHER_NAMES[op] + "_vjp"
     _cpu(name)
     g, i = _array(grad, name, "grad"), _array(indices, name, "indices", index=True)
-    spec = (op, _int(axis, name, "axis"), _int(batch_dims, name, "batch_dims"),
-            _text(neg, name, "negative_indices"), _text(oor, name, "out_of_range"),
-            _threads(threads, name), None)
+    spec = (op, _int(o.axis, name, "axis"), _int(o.batch_dims, name, "batch_dims"),
+            _text(o.negative_indices, name, "negative_indices"),
+            _text(o.out_of_range, name, "out_of_range"), _threads(o.threads, name), None)
     shape = tuple(int(_int(n, name, "data_shape")) for n in data_shape)
     return _gather_vjp(spec, g, i, shape)
 

@@ -13,7 +13,7 @@ from typing import Any, Optional, Tuple
 
 from . import _native
 from ._arrays import native_first, receive, recorded, traced_jax
-from ._core import SEGMENT_NAMES as _NAMES, segment_general
+from ._core import SEGMENT_NAMES as _NAMES, SegmentOptions, segment_general
 from ._errors import ArgumentError
 
 __all__ = [
@@ -31,7 +31,7 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
     # takes them, reduce against the names the function accepts).
     if ties not in ("split", "first"):
         raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
-    options = (dim, dim_size, reduce, want_arg, unbiased, threads)
+    options = SegmentOptions(dim, dim_size, reduce, want_arg, unbiased, threads)
     if native_first():  # the native half first (Dynamo cannot trace into it)
         r = _native.segment(op, src, index, out, *options)
         if r is not None:
@@ -44,7 +44,7 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
         from . import _jax_ops
         return _jax_ops.segment(op, src, index, out, dim, dim_size, reduce, want_arg,
                                 unbiased, threads, ties)
-    return segment_general(op, src, index, out, *options)
+    return segment_general(op, src, index, out, options)
 
 
 def _extent(out, dim, dim_size):

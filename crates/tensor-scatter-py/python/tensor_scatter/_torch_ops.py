@@ -246,8 +246,8 @@ def _inputs(ctx):
 def _scatter_kernel(op):
     def kernel(data, indices, updates, axis, reduction, include_self, negative_indices,
                out_of_range, accumulation, updates_window, ties, threads):
-        options = (axis, reduction, include_self, negative_indices, out_of_range, accumulation,
-                   threads, updates_window)
+        options = _core.ScatterOptions(axis, reduction, include_self, negative_indices,
+                                       out_of_range, accumulation, threads, updates_window)
         return _core.scatter_raw(op, data.detach(), indices, updates.detach(), None, options)
     return kernel
 
@@ -270,9 +270,10 @@ def _scatter_backward(op):
 def _scatter_vjp_kernel(op):
     def kernel(grad, data, indices, updates, axis, reduction, include_self, negative_indices,
                out_of_range, updates_window, ties, threads):
+        options = _core.ScatterVjpOptions(axis, reduction, include_self, negative_indices,
+                                          out_of_range, ties, threads, updates_window)
         return _core.scatter_vjp_raw(op, grad.detach().contiguous(), data.detach(), indices,
-                                     updates.detach(), axis, reduction, include_self,
-                                     negative_indices, out_of_range, ties, threads, updates_window)
+                                     updates.detach(), options)
     return kernel
 
 
@@ -300,7 +301,8 @@ def _scatter_vjp_backward(op):
 def _gather_kernel(op):
     def kernel(data, indices, axis, batch_dims, negative_indices, out_of_range, fill_value,
                threads):
-        options = (axis, batch_dims, negative_indices, out_of_range, fill_value, threads)
+        options = _core.GatherOptions(axis, batch_dims, negative_indices, out_of_range,
+                                      fill_value, threads)
         return _core.gather_raw(op, data.detach(), indices, options)
     return kernel
 
@@ -334,8 +336,8 @@ def _gather_backward(op):
 def _gather_vjp_kernel(op):
     def kernel(grad, indices, data_shape, axis, batch_dims, negative_indices, out_of_range,
                threads):
-        return _core.gather_vjp_raw(op, grad.detach().contiguous(), indices, data_shape, axis,
-                                    batch_dims, negative_indices, out_of_range, threads)
+        options = _core.GatherVjpOptions(axis, batch_dims, negative_indices, out_of_range, threads)
+        return _core.gather_vjp_raw(op, grad.detach().contiguous(), indices, data_shape, options)
     return kernel
 
 
@@ -359,7 +361,7 @@ def _segment_kernel(op, want_arg):
     def kernel(src, index, out, dim, dim_size, reduce, unbiased, ties, threads):
         o = None if out is None else out.detach().clone()
         r = _core.segment_raw(op, src.detach(), index, o,
-                              (dim, dim_size, reduce, want_arg, unbiased, threads))
+                              _core.SegmentOptions(dim, dim_size, reduce, want_arg, unbiased, threads))
         return (r[0], r[1]) if want_arg else r[0]
     return kernel
 
@@ -401,8 +403,8 @@ def _segment_vjp_kernel(op):
         vop = "std_biased" if op == "std" and not unbiased else op
         s = None if src is None else src.detach()
         o = None if out is None else out.detach()
-        gs, go = _core.segment_vjp_raw(vop, grad.detach().contiguous(), s, index, o, dim, dim_size,
-                               reduce, ties, threads)
+        gs, go = _core.segment_vjp_raw(vop, grad.detach().contiguous(), s, index, o,
+                                       _core.SegmentVjpOptions(dim, dim_size, reduce, ties, threads))
         return gs, (grad.new_empty(0) if go is None else go)
     return kernel
 
@@ -491,22 +493,20 @@ def _size(n, name):
     return n if n is None or isinstance(n, (int, torch.SymInt)) else operator.index(n)
 
 
-def scatter(op, data, indices, updates, out, options, ties):
-    """A scatter through its operator (``options`` as ``_core.scatter_raw`` takes them)."""
-    axis, reduction, include_self, negative_indices, out_of_range, accumulation, threads, window = options
+def scatter(op, data, indices, updates, out, o: _core.ScatterOptions, ties):
+    """A scatter through its operator."""
     r = _call(
-        SCATTER_NAMES[op], data, _tensor(indices), _tensor(updates), operator.index(axis),
-        reduction, include_self, negative_indices, out_of_range, accumulation, window, ties,
-        threads)
+        SCATTER_NAMES[op], data, _tensor(indices), _tensor(updates), operator.index(o.axis),
+        o.reduction, o.include_self, o.negative_indices, o.out_of_range, o.accumulation,
+        o.updates_window, ties, o.threads)
     return receive(out, r, SCATTER_NAMES[op])
 
 
-def gather(op, data, indices, out, options):
+def gather(op, data, indices, out, o: _core.GatherOptions):
     """A gather through its operator."""
-    axis, batch_dims, negative_indices, out_of_range, fill_value, threads = options
     r = _call(
-        GATHER_NAMES[op], data, _tensor(indices), operator.index(axis), operator.index(batch_dims),
-        negative_indices, out_of_range, fill_value, threads)
+        GATHER_NAMES[op], data, _tensor(indices), operator.index(o.axis),
+        operator.index(o.batch_dims), o.negative_indices, o.out_of_range, o.fill_value, o.threads)
     return receive(out, r, GATHER_NAMES[op])
 
 
@@ -524,20 +524,19 @@ def segment(op, src, index, out, dim, dim_size, reduce, want_arg, unbiased, thre
     return receive(out, values, SEGMENT_NAMES[op]), positions
 
 
-def scatter_vjp(op, grad, data, indices, updates, *options):
-    """A scatter's backward through its operator (``options`` as ``_grad._scatter_vjp``)."""
-    axis, reduction, include_self, negative_indices, out_of_range, ties, threads, window = options
+def scatter_vjp(op, grad, data, indices, updates, o: _core.ScatterVjpOptions):
+    """A scatter's backward through its operator."""
     return _call(
-        SCATTER_NAMES[op] + "_vjp", grad, data, _tensor(indices), updates, operator.index(axis),
-        reduction, include_self, negative_indices, out_of_range, window, ties, threads)
+        SCATTER_NAMES[op] + "_vjp", grad, data, _tensor(indices), updates, operator.index(o.axis),
+        o.reduction, o.include_self, o.negative_indices, o.out_of_range, o.updates_window,
+        o.ties, o.threads)
 
 
-def gather_vjp(op, grad, indices, shape, axis, batch_dims, negative_indices, out_of_range,
-               threads):
+def gather_vjp(op, grad, indices, shape, o: _core.GatherVjpOptions):
     """A gather's backward through its operator."""
     return _call(
-        GATHER_NAMES[op] + "_vjp", grad, _tensor(indices), list(shape), operator.index(axis),
-        operator.index(batch_dims), negative_indices, out_of_range, threads)
+        GATHER_NAMES[op] + "_vjp", grad, _tensor(indices), list(shape), operator.index(o.axis),
+        operator.index(o.batch_dims), o.negative_indices, o.out_of_range, o.threads)
 
 
 def segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads):
