@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import operator
 from functools import partial
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -132,17 +133,26 @@ def _float0(x):
 
 
 # --- the three scatters ---------------------------------------------------------------------
-# spec: (op, axis, reduction, include_self, negative_indices, out_of_range, accumulation,
-#        updates_window, ties, threads), hashable and static.
+# A call's spec: its checked options, static (hashable) for jax.custom_vjp, each field named as
+# the XLA attribute it becomes.
 
-def _scatter_attrs(spec, backward=False):
-    op, axis, reduction, include_self, neg, oor, accumulation, window, ties, threads = spec
-    attrs = dict(op=op, axis=axis, reduction=reduction, include_self=include_self,
-                 negative_indices=neg, out_of_range=oor, updates_window=window, threads=threads)
-    if backward:
-        attrs["ties"] = ties
-    else:
-        attrs["accumulation"] = accumulation
+class _ScatterSpec(NamedTuple):
+    op: str
+    axis: Any
+    reduction: str
+    include_self: bool
+    negative_indices: str
+    out_of_range: str
+    accumulation: str
+    updates_window: bool
+    ties: str
+    threads: Any
+
+
+def _scatter_attrs(spec: _ScatterSpec, backward=False):
+    """The handler's attributes: the forward's take ``accumulation``, the backward's ``ties``."""
+    attrs = spec._asdict()
+    del attrs["accumulation" if backward else "ties"]
     return attrs
 
 
@@ -171,13 +181,13 @@ _scatter_op.defvjp(_scatter_fwd, _scatter_bwd)
 
 
 def _scatter_spec(op, o: ScatterOptions, ties, name):
-    return (op, _int(o.axis, name, "axis"), _text(o.reduction, name, "reduction"),
-            _flag(o.include_self, name, "include_self"),
-            _text(o.negative_indices, name, "negative_indices"),
-            _text(o.out_of_range, name, "out_of_range"),
-            _text(o.accumulation, name, "accumulation"),
-            _flag(o.updates_window, name, "updates_window"), _text(ties, name, "ties"),
-            _threads(o.threads, name))
+    return _ScatterSpec(
+        op, _int(o.axis, name, "axis"), _text(o.reduction, name, "reduction"),
+        _flag(o.include_self, name, "include_self"),
+        _text(o.negative_indices, name, "negative_indices"),
+        _text(o.out_of_range, name, "out_of_range"), _text(o.accumulation, name, "accumulation"),
+        _flag(o.updates_window, name, "updates_window"), _text(ties, name, "ties"),
+        _threads(o.threads, name))
 
 
 def _updates(updates, data, indices, op, axis, window, name):
@@ -206,7 +216,7 @@ def scatter(op, data, indices, updates, out, options: ScatterOptions, ties):
     spec = _scatter_spec(op, options, ties, name)
     d = _array(data, name, "data")
     i = _array(indices, name, "indices", index=True)
-    u = _updates(updates, d, i, op, spec[1], spec[7], name)
+    u = _updates(updates, d, i, op, spec.axis, spec.updates_window, name)
     return _scatter_op(spec, d, i, u)
 
 
@@ -223,23 +233,30 @@ def scatter_vjp(op, grad, data, indices, updates, o: ScatterVjpOptions):
 
 
 # --- the three gathers ----------------------------------------------------------------------
-# spec: (op, axis, batch_dims, negative_indices, out_of_range, threads, fill or None).
+class _GatherSpec(NamedTuple):
+    op: str
+    axis: Any
+    batch_dims: Any
+    negative_indices: str
+    out_of_range: str
+    threads: Any
+    fill: Any  # a _Fill, or None; an operand of the call, not an attribute
 
-def _gather_attrs(spec):
-    op, axis, batch_dims, neg, oor, threads, _fill = spec
-    return dict(op=op, axis=axis, batch_dims=batch_dims, negative_indices=neg, out_of_range=oor,
-                threads=threads)
+
+def _gather_attrs(spec: _GatherSpec):
+    attrs = spec._asdict()
+    del attrs["fill"]
+    return attrs
 
 
-def _gather_shape(spec, data, indices):
-    op, axis, batch_dims = spec[:3]
-    return _native.gather_shape(op, np.dtype(data.dtype).name, tuple(data.shape),
-                                tuple(indices.shape), int(axis), int(batch_dims))
+def _gather_shape(spec: _GatherSpec, data, indices):
+    return _native.gather_shape(spec.op, np.dtype(data.dtype).name, tuple(data.shape),
+                                tuple(indices.shape), int(spec.axis), int(spec.batch_dims))
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _gather_op(spec, data, indices):
-    fill = spec[6]
+    fill = spec.fill
     args = (data, indices) if fill is None else (data, indices, jnp.asarray(fill.val))
     return _ffi("gather", _like(data, _gather_shape(spec, data, indices)), *args,
                 **_gather_attrs(spec))
@@ -290,9 +307,10 @@ def gather(op, data, indices, out, o: GatherOptions):
                                 f"out_of_range is not 'fill' (it would be unused)")
         dt = np.dtype(d.dtype)
         fill = _Fill(scalar(o.fill_value, Arr(np.empty(0, dt), dt.name, "numpy"), name))
-    spec = (op, _int(o.axis, name, "axis"), _int(o.batch_dims, name, "batch_dims"),
-            _text(o.negative_indices, name, "negative_indices"),
-            _text(o.out_of_range, name, "out_of_range"), _threads(o.threads, name), fill)
+    spec = _GatherSpec(op, _int(o.axis, name, "axis"), _int(o.batch_dims, name, "batch_dims"),
+                       _text(o.negative_indices, name, "negative_indices"),
+                       _text(o.out_of_range, name, "out_of_range"), _threads(o.threads, name),
+                       fill)
     return _gather_op(spec, d, i)
 
 
@@ -301,22 +319,30 @@ def gather_vjp(op, grad, indices, data_shape, o: GatherVjpOptions):
     name = GATHER_NAMES[op] + "_vjp"
     _cpu(name)
     g, i = _array(grad, name, "grad"), _array(indices, name, "indices", index=True)
-    spec = (op, _int(o.axis, name, "axis"), _int(o.batch_dims, name, "batch_dims"),
-            _text(o.negative_indices, name, "negative_indices"),
-            _text(o.out_of_range, name, "out_of_range"), _threads(o.threads, name), None)
+    spec = _GatherSpec(op, _int(o.axis, name, "axis"), _int(o.batch_dims, name, "batch_dims"),
+                       _text(o.negative_indices, name, "negative_indices"),
+                       _text(o.out_of_range, name, "out_of_range"), _threads(o.threads, name),
+                       None)
     shape = tuple(int(_int(n, name, "data_shape")) for n in data_shape)
     return _gather_vjp(spec, g, i, shape)
 
 
 # --- the segment family ---------------------------------------------------------------------
-# spec: (op, dim, dim_size (-1: none), reduce, want_arg, ties, threads); op "std_biased" is
-# scatter_std(unbiased=False).
+class _SegmentSpec(NamedTuple):
+    op: str  # "std_biased": scatter_std(unbiased=False)
+    dim: Any
+    dim_size: Any  # -1: none
+    reduce: str
+    want_arg: bool  # the positions too (not an attribute: the forward's second result)
+    ties: str  # the backward's only
+    threads: Any
 
-def _segment_attrs(spec, backward=False):
-    op, dim, dim_size, reduce, _want_arg, ties, threads = spec
-    attrs = dict(op=op, dim=dim, dim_size=dim_size, reduce=reduce, threads=threads)
-    if backward:
-        attrs["ties"] = ties
+
+def _segment_attrs(spec: _SegmentSpec, backward=False):
+    attrs = spec._asdict()
+    del attrs["want_arg"]
+    if not backward:
+        del attrs["ties"]
     return attrs
 
 
@@ -324,12 +350,11 @@ def _base(op):
     return "std" if op == "std_biased" else op
 
 
-def _segment_result(spec, src, index):
-    op, dim, dim_size = spec[:3]
-    shape = segment_shape(_base(op), tuple(src.shape), tuple(index.shape), int(dim),
-                          None if dim_size < 0 else int(dim_size))
+def _segment_result(spec: _SegmentSpec, src, index):
+    shape = segment_shape(_base(spec.op), tuple(src.shape), tuple(index.shape), int(spec.dim),
+                          None if spec.dim_size < 0 else int(spec.dim_size))
     values = _like(src, shape)
-    return (values, _like(src, shape, _positions_dtype())) if spec[4] else values
+    return (values, _like(src, shape, _positions_dtype())) if spec.want_arg else values
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
@@ -350,10 +375,10 @@ def _segment_vjp(spec, g, src, index, shape):
 
 def _segment_bwd(spec, res, g):
     src, index = res
-    if spec[4]:
+    if spec.want_arg:
         g = g[0]  # the positions have no gradient
-    if spec[0] in ("gather_coo", "gather_csr"):  # src's extent along dim as dim_size
-        spec = spec[:2] + (np.int64(src.shape[index.ndim - 1]),) + spec[3:]
+    if spec.op in ("gather_coo", "gather_csr"):  # src's extent along dim as dim_size
+        spec = spec._replace(dim_size=np.int64(src.shape[index.ndim - 1]))
         return _segment_vjp(spec, g, None, index, src.shape), _float0(index)
     return _segment_vjp(spec, g, src, index, src.shape), _float0(index)
 
@@ -396,8 +421,8 @@ def segment(op, src, index, out, dim, dim_size, reduce, want_arg, unbiased, thre
     size = np.int64(-1) if dim_size is None else _int(dim_size, name, "dim_size")
     if dim_size is not None and size < 0:
         raise ArgumentError(f"{name}: dim_size: {dim_size!r} is not None or a count >= 0")
-    spec = (op, _int(dim, name, "dim"), size, _text(reduce, name, "reduce"), bool(want_arg),
-            _text(ties, name, "ties"), _threads(threads, name))
+    spec = _SegmentSpec(op, _int(dim, name, "dim"), size, _text(reduce, name, "reduce"),
+                        bool(want_arg), _text(ties, name, "ties"), _threads(threads, name))
     r = _segment_op(spec, s, i)
     return tuple(r) if want_arg else (r, None)
 
@@ -412,8 +437,8 @@ def segment_vjp(op, grad, src, index, out, dim, dim_size, reduce, ties, threads)
     g = _array(grad, name, "grad")
     i = _array(index, name, "indptr" if base in ("csr", "gather_csr") else "index", index=True)
     size = np.int64(-1) if dim_size is None else _int(dim_size, name, "dim_size")
-    spec = (op, _int(dim, name, "dim"), size, _text(reduce, name, "reduce"), False,
-            _text(ties, name, "ties"), _threads(threads, name))
+    spec = _SegmentSpec(op, _int(dim, name, "dim"), size, _text(reduce, name, "reduce"), False,
+                        _text(ties, name, "ties"), _threads(threads, name))
     if base in ("gather_coo", "gather_csr"):
         d = i.ndim - 1
         shape = list(g.shape)
