@@ -25,7 +25,9 @@ from typing import Any, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import _native
-from ._core import ScatterOptions, SegmentOptions, _scatter, segment_general
+from ._core import (
+    SCATTER_NAMES, SEGMENT_NAMES, ScatterOptions, SegmentOptions, _scatter, segment_general,
+)
 from ._errors import ArgumentError, DTypeError
 
 # The block size the Dask functions use when none is given: large enough that a block's
@@ -59,9 +61,9 @@ class Spec(NamedTuple):
         return max(1, -(-self.n // self.block))
 
 
-_NAME = {"scatter": "scatter", "coo": "segment_coo", "csr": "segment_csr",
-         "update": "scatter_update", "elements": "scatter_elements"}
 ONNX = ("update", "elements")  # data-first operators: every cell starts from data
+_NAME = {**{op: SEGMENT_NAMES[op] for op in ("scatter", "coo", "csr")},
+         **{op: SCATTER_NAMES[op] for op in ONNX}}
 
 
 def is_float(dtype) -> bool:
