@@ -190,6 +190,22 @@ fn result<'py>(o: Operand<'py>) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
+/// A call this small (elements read and written, at most) runs with the GIL held: releasing
+/// and taking it back costs about 0.1 µs, more than such a kernel, and no other thread waits
+/// long for it (a few µs: far below the library's parallel threshold, it runs as one task on
+/// the calling thread, never waiting for the pool). Calls whose result's size is a value of
+/// the data release it always.
+const HOLD_GIL_UP_TO: usize = 1 << 12;
+
+/// Runs the kernel `f` with the GIL released, unless the call's `work` (its elements) is small.
+pub(crate) fn released<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
+    if work <= HOLD_GIL_UP_TO {
+        f()
+    } else {
+        py.detach(f)
+    }
+}
+
 /// One scatter. Without `out`: a new array of data's kind. With `out` (data's dtype and
 /// shape): the result written there, in place when `out` is `data`. `None`: the Python half
 /// must prepare an argument first.
@@ -243,7 +259,8 @@ fn scatter<'py>(
         let o = d.empty(&d.shape)?;
         // SAFETY: `o` is new, so it overlaps no input; every operand is held for the call.
         let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
-        py.detach(move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
+        let work = d.len().saturating_add(i.len()).saturating_add(u.len());
+        released(py, work, move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
             .map_err(|e| raise(py, &e))?;
         return result(o).map(Some);
     };
@@ -268,7 +285,8 @@ fn scatter<'py>(
         }
         // SAFETY: `out` is `data` and overlaps no other input; all are held for the call.
         let (iv, uv, ov) = unsafe { (i.view()?, u.view()?, o.view_mut()?) };
-        py.detach(move || scatter_dyn_into(op, ov, iv, uv, &opts))
+        let work = i.len().saturating_add(u.len());
+        released(py, work, move || scatter_dyn_into(op, ov, iv, uv, &opts))
             .map_err(|e| raise(py, &e))?;
     } else {
         if o.overlaps(&d) || o.overlaps(&i) || o.overlaps(&u) {
@@ -276,7 +294,8 @@ fn scatter<'py>(
         }
         // SAFETY: `out` overlaps no input; all are held for the call.
         let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
-        py.detach(move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
+        let work = d.len().saturating_add(i.len()).saturating_add(u.len());
+        released(py, work, move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
             .map_err(|e| raise(py, &e))?;
     }
     Ok(Some(out.clone()))
@@ -410,8 +429,8 @@ fn gather<'py>(
     };
     // SAFETY: `o` overlaps no input (new, or checked); all are held for the call.
     let (dv, iv, ov) = unsafe { (d.view()?, i.view()?, o.view_mut()?) };
-    py.detach(move || gather_dyn_out(op, dv, iv, ov, &opts))
-        .map_err(|e| raise(py, &e))?;
+    let work = i.len().saturating_add(o.len());
+    released(py, work, move || gather_dyn_out(op, dv, iv, ov, &opts)).map_err(|e| raise(py, &e))?;
     match given {
         Some(out) => Ok(Some(out.clone())),
         None => result(o).map(Some),

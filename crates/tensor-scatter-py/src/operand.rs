@@ -371,6 +371,14 @@ impl<'py> Operand<'py> {
         Self::tensor(obj, dtype, origin, shape, strides)
     }
 
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .unwrap_or(usize::MAX)
+    }
+
     /// Whether the memory of `self` and `other` may overlap (their spans intersect).
     pub fn overlaps(&self, other: &Operand<'_>) -> bool {
         let (a, b) = (self.span, other.span);

@@ -13,7 +13,8 @@ use crate::errors::{argument, raise};
 use crate::operand::{Kind, Operand, c_order, torch_import};
 use crate::options::{self, SEGMENT_REDUCTIONS as REDUCTIONS, WITH_POSITIONS};
 use crate::{
-    TORCH_FROM_NUMPY, bool_arg, cached, int_arg, reduction_arg, repr, result, threads_arg, ties_arg,
+    TORCH_FROM_NUMPY, bool_arg, cached, int_arg, reduction_arg, released, repr, result,
+    threads_arg, ties_arg,
 };
 
 fn segment_op(s: &str, unbiased: bool) -> PyResult<SegmentOp> {
@@ -165,9 +166,11 @@ pub fn segment<'py>(
         };
         // SAFETY: `out` overlaps no input (checked); all are held for the call.
         let (sv, iv, ov) = unsafe { (s.view()?, i.view()?, o.view_mut()?) };
-        let arg = py
-            .detach(move || segment_dyn_out(op, sv, iv, ov, &opts, want_arg))
-            .map_err(|e| raise(py, &e))?;
+        let work = s.len().saturating_add(i.len()).saturating_add(o.len());
+        let arg = released(py, work, move || {
+            segment_dyn_out(op, sv, iv, ov, &opts, want_arg)
+        })
+        .map_err(|e| raise(py, &e))?;
         let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
         return Ok(Some((out.clone(), arg)));
     }
