@@ -176,12 +176,37 @@ pub fn segment<'py>(
     }
     // SAFETY: the inputs are held for the call and nothing writes them.
     let (sv, iv) = unsafe { (s.view()?, i.view()?) };
-    let (values, arg) = py
-        .detach(move || segment_dyn(op, &sv, &iv, &opts, want_arg))
+    let work = known_work(op, &s, &i, &opts).unwrap_or(usize::MAX);
+    let (values, arg) = released(py, work, move || segment_dyn(op, &sv, &iv, &opts, want_arg))
         .map_err(|e| raise(py, &e))?;
     let values = new_array(py, &s, values)?;
     let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
     Ok(Some((values, arg)))
+}
+
+/// The elements an allocating call reads and writes, when its result's size is known before
+/// it runs: `dim_size` given to `scatter` or `segment_coo` (otherwise the result's extent is
+/// a value of the data, `index.max() + 1` or `indptr`'s).
+fn known_work(
+    op: SegmentOp,
+    s: &Operand<'_>,
+    i: &Operand<'_>,
+    opts: &SegmentOptions,
+) -> Option<usize> {
+    let n = opts.dim_size?;
+    let d = match op {
+        SegmentOp::Scatter => {
+            let r = s.shape.len() as i64;
+            usize::try_from(if opts.dim < 0 { opts.dim + r } else { opts.dim }).ok()?
+        }
+        SegmentOp::Coo => i.shape.len().checked_sub(1)?,
+        _ => return None,
+    };
+    let along = *s.shape.get(d)?;
+    let rows = s.len().checked_div(along)?;
+    rows.checked_mul(n)?
+        .checked_add(s.len())?
+        .checked_add(i.len())
 }
 
 /// A new array of `like`'s kind and dtype holding `t` (of that dtype): every vector handed to

@@ -31,9 +31,9 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
     # takes them, reduce against the names the function accepts).
     if ties not in ("split", "first"):
         raise ArgumentError(f"{_NAMES[op]}: ties: {ties!r} is not 'split' or 'first'")
-    options = SegmentOptions(dim, dim_size, reduce, want_arg, unbiased, threads)
     if native_first():  # the native half first (Dynamo cannot trace into it)
-        r = _native.segment(op, src, index, out, *options)
+        r = _native.segment(op, src, index, out, dim, dim_size, reduce, want_arg, unbiased,
+                            threads)
         if r is not None:
             return r
     if recorded(src, out):  # traced, recorded or transformed by torch: its operator
@@ -44,7 +44,8 @@ def _run(op, src, index, out=None, dim=-1, dim_size=None, reduce="sum", want_arg
         from . import _jax_ops
         return _jax_ops.segment(op, src, index, out, dim, dim_size, reduce, want_arg,
                                 unbiased, threads, ties)
-    return segment_general(op, src, index, out, options)
+    return segment_general(op, src, index, out,
+                           SegmentOptions(dim, dim_size, reduce, want_arg, unbiased, threads))
 
 
 def _extent(out, dim, dim_size):
