@@ -13,7 +13,7 @@ use crate::errors::{argument, raise};
 use crate::operand::{Kind, Operand, c_order, torch_import};
 use crate::options::{self, SEGMENT_REDUCTIONS as REDUCTIONS, WITH_POSITIONS};
 use crate::{
-    TORCH_FROM_NUMPY, bool_arg, cached, int_arg, reduction_arg, released, repr, result,
+    TORCH_FROM_NUMPY, bool_arg, cached, int_arg, modified, reduction_arg, released, repr, result,
     threads_arg, ties_arg,
 };
 
@@ -171,6 +171,9 @@ pub fn segment<'py>(
             segment_dyn_out(op, sv, iv, ov, &opts, want_arg)
         })
         .map_err(|e| raise(py, &e))?;
+        if o.kind == Kind::Torch {
+            modified(out)?;
+        }
         let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
         return Ok(Some((out.clone(), arg)));
     }

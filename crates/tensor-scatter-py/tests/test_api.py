@@ -184,6 +184,38 @@ def test_torch_tensors_in_and_out():
     assert torch.equal(ts.gather_elements(m, i, axis=1), torch.gather(m, 1, i))
 
 
+def test_writing_a_torch_tensor_in_place_is_seen_by_autograd():
+    """A tensor written through its memory (the native half, or the general path's NumPy view
+    of it) has its version counter bumped, as torch's own in-place operations do: a backward
+    that saved it raises instead of silently using the new values."""
+    torch = pytest.importorskip("torch")
+    idx = torch.tensor([0, 1])
+    two = torch.tensor([5.0, 5.0])
+    writes = {
+        "scatter_elements in place": lambda c: ts.scatter_elements(c, idx, two, out=c),
+        "scatter_update into out": lambda c: ts.scatter_update(torch.zeros(5), idx, two, out=c),
+        "scatter_nd into out": lambda c: ts.scatter_nd(torch.zeros(5), idx[:, None], two, out=c),
+        "gather into out": lambda c: ts.gather(torch.arange(5.0), idx.repeat(3)[:5], out=c),
+        "scatter (torch_scatter) into out": lambda c: ts.scatter(two, idx, 0, out=c),
+        "segment_coo into out": lambda c: ts.segment_coo(two, idx, out=c),
+        # The general path (an input overlapping out is copied first), which writes out
+        # through a NumPy view of the tensor.
+        "scatter_elements, general path": lambda c: ts.scatter_elements(c, idx, c[2:4], out=c),
+        "gather, general path": lambda c: ts.gather(c, idx.repeat(3)[:5], out=c),
+    }
+    for name, write in writes.items():
+        x = torch.randn(5, requires_grad=True)
+        c = torch.ones(5)
+        y = (x * c).sum()  # saves c for the backward
+        before = c._version
+        write(c)
+        assert c._version > before, name
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+    # A new result is not a write: its version starts at 0.
+    assert ts.gather(torch.arange(5.0), idx)._version == 0
+
+
 def test_new_torch_results_own_their_memory_in_every_dtype_and_size():
     """A new result on torch tensors is handed to torch through its DLPack import (memory of
     ours, freed by torch's tensor), from 4 MiB on made in NumPy's memory: either way a plain

@@ -106,6 +106,14 @@ def _is_torch(x: Any) -> bool:
     return t is not None and isinstance(x, t.Tensor)
 
 
+def modified(x: Any) -> None:
+    """Tells autograd that ``x``, when a torch tensor written through its memory (a NumPy view
+    of it), changed in place, as torch's own in-place operations do: its version counter, so
+    that a backward which saved it fails instead of silently using the new values."""
+    if _is_torch(x):
+        _torch().autograd.graph.increment_version(x)
+
+
 def _is_jax(x: Any) -> bool:
     jax = sys.modules.get("jax")
     return jax is not None and isinstance(x, jax.Array)
@@ -311,6 +319,7 @@ def receive(out: Any, value: Any, op: str) -> Any:
     if o.dtype != v.dtype:
         raise DTypeError(f"{op}: out: dtype {o.dtype} does not match; expected the result's {v.dtype}")
     o.array[...] = v.array
+    modified(out)
     return out
 
 

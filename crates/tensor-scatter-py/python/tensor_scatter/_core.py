@@ -12,8 +12,8 @@ import numpy as np
 
 from . import _native
 from ._arrays import (
-    as_arr, done, index_arr, new_result, overlaps, readable, result, same_view, scalar, staged,
-    writable,
+    as_arr, done, index_arr, modified, new_result, overlaps, readable, result, same_view, scalar,
+    staged, writable,
 )
 from ._errors import DTypeError
 
@@ -212,6 +212,7 @@ def _scatter(op, name, data, indices, updates, out, options: ScatterOptions):
     done(_native.scatter(op, dp, ip, up, d.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
+    modified(out)
     return out
 
 
@@ -238,6 +239,7 @@ def _gather(op, name, data, indices, out, options: GatherOptions):
     done(_native.gather(op, dp, ip, d.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
+    modified(out)
     return out
 
 
@@ -285,6 +287,7 @@ def segment_general(op, src, index, out, options: SegmentOptions):
     r = done(_native.segment(op, sp, ip, s.prepared(stage), *options))
     if stage is not target:
         target[...] = stage
+    modified(out)
     return out, _positions(r[1], s)
 
 
