@@ -222,7 +222,7 @@ fn result<'py>(o: Operand<'py>) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
-/// A call this small (elements read and written, at most) runs with the GIL held: releasing
+/// A call this small (every operand's elements together, at most) runs with the GIL held: releasing
 /// and taking it back costs about 0.1 µs, more than such a kernel, and no other thread waits
 /// long for it (a few µs: far below the library's parallel threshold, it runs as one task on
 /// the calling thread, never waiting for the pool). Calls whose result's size is a value of
@@ -317,7 +317,7 @@ fn scatter<'py>(
         }
         // SAFETY: `out` is `data` and overlaps no other input; all are held for the call.
         let (iv, uv, ov) = unsafe { (i.view()?, u.view()?, o.view_mut()?) };
-        let work = i.len().saturating_add(u.len());
+        let work = o.len().saturating_add(i.len()).saturating_add(u.len());
         released(py, work, move || scatter_dyn_into(op, ov, iv, uv, &opts))
             .map_err(|e| raise(py, &e))?;
         if o.kind == Kind::Torch {
@@ -467,7 +467,7 @@ fn gather<'py>(
     };
     // SAFETY: `o` overlaps no input (new, or checked); all are held for the call.
     let (dv, iv, ov) = unsafe { (d.view()?, i.view()?, o.view_mut()?) };
-    let work = i.len().saturating_add(o.len());
+    let work = d.len().saturating_add(i.len()).saturating_add(o.len());
     released(py, work, move || gather_dyn_out(op, dv, iv, ov, &opts)).map_err(|e| raise(py, &e))?;
     match given {
         Some(out) => {
