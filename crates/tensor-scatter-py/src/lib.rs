@@ -178,11 +178,15 @@ fn cached<'py>(
 /// `torch.autograd.graph.increment_version(t)` (0.47); chosen once, on a new tensor.
 static TORCH_BUMP: PyOnceLock<(Py<PyAny>, bool)> = PyOnceLock::new();
 
-/// Tells autograd that the torch tensor `t` was written through its memory, as torch's own
-/// in-place operations do (its version counter): a backward that saved `t` then fails instead
-/// of silently using the new values (what `torch.autograd.graph.increment_version` is for).
-pub(crate) fn modified(t: &Bound<'_, PyAny>) -> PyResult<()> {
-    let py = t.py();
+/// Tells autograd that the output `o`, when a torch tensor, was written through its memory, as
+/// torch's own in-place operations do (its version counter): a backward that saved it then
+/// fails instead of silently using the new values (what
+/// `torch.autograd.graph.increment_version` is for).
+pub(crate) fn modified(o: &Operand<'_>) -> PyResult<()> {
+    if o.kind != Kind::Torch {
+        return Ok(());
+    }
+    let (t, py) = (&o.obj, o.obj.py());
     let (f, takes_tuple) = TORCH_BUMP.get_or_try_init(py, || -> PyResult<_> {
         let torch = py.import("torch")?;
         let c = torch.getattr("_C")?.getattr("_increment_version")?;
@@ -222,12 +226,17 @@ fn result<'py>(o: Operand<'py>) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
-/// A call this small (every operand's elements together, at most) runs with the GIL held: releasing
-/// and taking it back costs about 0.1 µs, more than such a kernel, and no other thread waits
-/// long for it (a few µs: far below the library's parallel threshold, it runs as one task on
-/// the calling thread, never waiting for the pool). Calls whose result's size is a value of
-/// the data release it always.
+/// A call this small (every operand's elements together, at most) runs with the GIL held:
+/// releasing and taking it back costs about 0.1 µs, more than such a kernel, and no other
+/// thread waits long for it (a few µs: far below the library's parallel threshold, it runs as
+/// one task on the calling thread, never waiting for the pool). Calls whose result's size is
+/// a value of the data release it always.
 const HOLD_GIL_UP_TO: usize = 1 << 12;
+
+/// The elements of `operands` together: a call's work, for [`released`].
+pub(crate) fn work(operands: &[&Operand<'_>]) -> usize {
+    operands.iter().fold(0, |n, o| n.saturating_add(o.len()))
+}
 
 /// Runs the kernel `f` with the GIL released, unless the call's `work` (its elements) is small.
 pub(crate) fn released<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
@@ -291,9 +300,10 @@ fn scatter<'py>(
         let o = d.empty(&d.shape)?;
         // SAFETY: `o` is new, so it overlaps no input; every operand is held for the call.
         let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
-        let work = d.len().saturating_add(i.len()).saturating_add(u.len());
-        released(py, work, move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
-            .map_err(|e| raise(py, &e))?;
+        released(py, work(&[&d, &i, &u]), move || {
+            scatter_dyn_out(op, dv, iv, uv, ov, &opts)
+        })
+        .map_err(|e| raise(py, &e))?;
         return result(o).map(Some);
     };
     // `out=data` (in place, the common case) is read once: a torch tensor's read costs
@@ -317,24 +327,22 @@ fn scatter<'py>(
         }
         // SAFETY: `out` is `data` and overlaps no other input; all are held for the call.
         let (iv, uv, ov) = unsafe { (i.view()?, u.view()?, o.view_mut()?) };
-        let work = o.len().saturating_add(i.len()).saturating_add(u.len());
-        released(py, work, move || scatter_dyn_into(op, ov, iv, uv, &opts))
-            .map_err(|e| raise(py, &e))?;
-        if o.kind == Kind::Torch {
-            modified(&o.obj)?;
-        }
+        released(py, work(&[o, &i, &u]), move || {
+            scatter_dyn_into(op, ov, iv, uv, &opts)
+        })
+        .map_err(|e| raise(py, &e))?;
+        modified(o)?;
     } else {
         if o.overlaps(&d) || o.overlaps(&i) || o.overlaps(&u) {
             return Ok(None);
         }
         // SAFETY: `out` overlaps no input; all are held for the call.
         let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
-        let work = d.len().saturating_add(i.len()).saturating_add(u.len());
-        released(py, work, move || scatter_dyn_out(op, dv, iv, uv, ov, &opts))
-            .map_err(|e| raise(py, &e))?;
-        if o.kind == Kind::Torch {
-            modified(&o.obj)?;
-        }
+        released(py, work(&[&d, &i, &u]), move || {
+            scatter_dyn_out(op, dv, iv, uv, ov, &opts)
+        })
+        .map_err(|e| raise(py, &e))?;
+        modified(o)?;
     }
     Ok(Some(out.clone()))
 }
@@ -467,13 +475,13 @@ fn gather<'py>(
     };
     // SAFETY: `o` overlaps no input (new, or checked); all are held for the call.
     let (dv, iv, ov) = unsafe { (d.view()?, i.view()?, o.view_mut()?) };
-    let work = d.len().saturating_add(i.len()).saturating_add(o.len());
-    released(py, work, move || gather_dyn_out(op, dv, iv, ov, &opts)).map_err(|e| raise(py, &e))?;
+    released(py, work(&[&d, &i, &o]), move || {
+        gather_dyn_out(op, dv, iv, ov, &opts)
+    })
+    .map_err(|e| raise(py, &e))?;
     match given {
         Some(out) => {
-            if o.kind == Kind::Torch {
-                modified(out)?;
-            }
+            modified(&o)?;
             Ok(Some(out.clone()))
         }
         None => result(o).map(Some),

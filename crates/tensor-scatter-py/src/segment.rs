@@ -14,7 +14,7 @@ use crate::operand::{Kind, Operand, c_order, torch_import};
 use crate::options::{self, SEGMENT_REDUCTIONS as REDUCTIONS, WITH_POSITIONS};
 use crate::{
     TORCH_FROM_NUMPY, bool_arg, cached, int_arg, modified, reduction_arg, released, repr, result,
-    threads_arg, ties_arg,
+    threads_arg, ties_arg, work,
 };
 
 fn segment_op(s: &str, unbiased: bool) -> PyResult<SegmentOp> {
@@ -166,22 +166,21 @@ pub fn segment<'py>(
         };
         // SAFETY: `out` overlaps no input (checked); all are held for the call.
         let (sv, iv, ov) = unsafe { (s.view()?, i.view()?, o.view_mut()?) };
-        let work = s.len().saturating_add(i.len()).saturating_add(o.len());
-        let arg = released(py, work, move || {
+        let arg = released(py, work(&[&s, &i, &o]), move || {
             segment_dyn_out(op, sv, iv, ov, &opts, want_arg)
         })
         .map_err(|e| raise(py, &e))?;
-        if o.kind == Kind::Torch {
-            modified(out)?;
-        }
+        modified(&o)?;
         let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
         return Ok(Some((out.clone(), arg)));
     }
     // SAFETY: the inputs are held for the call and nothing writes them.
     let (sv, iv) = unsafe { (s.view()?, i.view()?) };
-    let work = known_work(op, &s, &i, &opts).unwrap_or(usize::MAX);
-    let (values, arg) = released(py, work, move || segment_dyn(op, &sv, &iv, &opts, want_arg))
-        .map_err(|e| raise(py, &e))?;
+    let known = known_work(op, &s, &i, &opts).unwrap_or(usize::MAX);
+    let (values, arg) = released(py, known, move || {
+        segment_dyn(op, &sv, &iv, &opts, want_arg)
+    })
+    .map_err(|e| raise(py, &e))?;
     let values = new_array(py, &s, values)?;
     let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
     Ok(Some((values, arg)))
@@ -207,9 +206,7 @@ fn known_work(
     };
     let along = *s.shape.get(d)?;
     let rows = s.len().checked_div(along)?;
-    rows.checked_mul(n)?
-        .checked_add(s.len())?
-        .checked_add(i.len())
+    rows.checked_mul(n)?.checked_add(work(&[s, i]))
 }
 
 /// A new array of `like`'s kind and dtype holding `t` (of that dtype): every vector handed to
