@@ -1,7 +1,9 @@
 """Inside jax.jit (issue 54, item 7): tensor_scatter's scatter sum and max, as XLA FFI calls,
 beside jax.ops.segment_sum / segment_max jitted on the same arrays, in one process, the calls
-alternating every round; then the same with their gradient (jax.grad of the sum of the
-result), then a 10-element call, where the call's fixed cost is all there is.
+alternating every round; then the same with their gradient (jax.grad of the result's dot with
+fixed random weights: a plain sum's cotangent is all ones, which XLA folds into JAX's own
+backward but not into an FFI call's), then the 1-D form (1e7 updates into 1e6 cells, int32
+index), then a 10-element call, where the call's fixed cost is all there is.
 
     crates/tensor-scatter-py/.venv/bin/python bench/peers/jax_ffi.py --threads 2 [--scale 1.0]
 
@@ -31,8 +33,24 @@ def pairs(n):
     return {"sum": (ours_sum, jax_sum), "max": (ours_max, jax_max)}
 
 
-def grad_of(f):
-    return jax.grad(lambda s, i: f(s, i).sum())
+def grad_of(f, w):
+    return jax.grad(lambda s, i: (f(s, i) * w).sum())
+
+
+def row(label, ours, theirs, src, idx, rounds, exact):
+    """One table row: both jitted, checked against each other, the median of 3 x rounds."""
+    a, b = jax.jit(ours), jax.jit(theirs)
+    ra, rb = a(src, idx), b(src, idx)
+    if exact:
+        np.testing.assert_array_equal(np.asarray(ra), np.asarray(rb))
+    else:
+        np.testing.assert_allclose(np.asarray(ra), np.asarray(rb), rtol=1e-4, atol=1e-3)
+    ta, tb = [], []
+    for _ in range(3 * rounds):
+        ta.append(timed(a, src, idx))
+        tb.append(timed(b, src, idx))
+    ma, mb = float(np.median(ta)) * 1e3, float(np.median(tb)) * 1e3
+    print(f"| {label} | {ma:,.1f} | {mb:,.1f} | {ma / mb:.2f} |")
 
 
 def timed(f, *args):
@@ -55,20 +73,16 @@ def main():
     print(f"E={e} N={n} F={f} f32, threads={args.threads}, jax {jax.__version__}")
     print("| call (jitted) | tensor_scatter ms | jax.ops ms | ratio |")
     print("|---|---:|---:|---:|")
+    w = jnp.asarray(rng.standard_normal((n, f), dtype=np.float32))
     for label, (ours, theirs) in pairs(n).items():
-        for kind, wrap in (("", lambda g: g), (" + grad", grad_of)):
-            a, b = jax.jit(wrap(ours)), jax.jit(wrap(theirs))
-            ra, rb = a(src, idx), b(src, idx)
-            if label == "max" and not kind:
-                np.testing.assert_array_equal(np.asarray(ra), np.asarray(rb))
-            else:
-                np.testing.assert_allclose(np.asarray(ra), np.asarray(rb), rtol=1e-4, atol=1e-3)
-            ta, tb = [], []
-            for _ in range(3 * args.rounds):
-                ta.append(timed(a, src, idx))
-                tb.append(timed(b, src, idx))
-            ma, mb = float(np.median(ta)) * 1e3, float(np.median(tb)) * 1e3
-            print(f"| scatter {label}{kind} | {ma:,.1f} | {mb:,.1f} | {ma / mb:.2f} |")
+        row(f"scatter {label}", ours, theirs, src, idx, args.rounds, label == "max")
+        row(f"scatter {label} + grad", grad_of(ours, w), grad_of(theirs, w), src, idx,
+            args.rounds, False)
+    e1, n1 = int(1e7 * args.scale), int(1e6 * args.scale)
+    src1 = jnp.asarray(rng.standard_normal(e1, dtype=np.float32))
+    idx1 = jnp.asarray(rng.integers(0, n1, e1).astype(np.int32))
+    for label, (ours, theirs) in pairs(n1).items():
+        row(f"scatter {label}, 1-D", ours, theirs, src1, idx1, args.rounds, label == "max")
     s10, i10 = src[:10, 0], idx[:10] % 4
     for label, (ours, theirs) in pairs(4).items():
         a, b = jax.jit(ours), jax.jit(theirs)

@@ -98,6 +98,15 @@ index_int!(
     u64 => U64, ToI64
 );
 
+/// `v`'s values as they are stored, when it is a contiguous `int32` view: what a kernel over
+/// `int32` indices reads without a conversion.
+pub(crate) fn int32_run<'a, I: IndexInt>(v: &TensorView<'a, I>) -> Option<&'a [i32]> {
+    match I::native(v) {
+        Native::I32(v) => v.contiguous(),
+        _ => None,
+    }
+}
+
 /// The index dtypes, in words, for errors.
 pub(crate) const INDEX_DTYPES_TEXT: &str =
     "an integer index dtype (int8, int16, int32, int64, uint8, uint16, uint32 or uint64)";

@@ -418,7 +418,14 @@ fn index_errors_of_single_element_scatters_name_the_index() {
     for lanes in [1, 3] {
         let src: Vec<f32> = (0..lanes * e).map(|i| (i % 7) as f32 - 3.0).collect();
         let good: Vec<i64> = (0..e as i64).map(|i| i * 7 % 100).collect();
-        for (at, value) in [(0, 100), (1234, -1), (e - 1, i64::MAX), (e / 2, i64::MIN)] {
+        for (at, value) in [
+            (0, 100),
+            (1234, -1),
+            (e - 1, i64::MAX),
+            (e / 2, i64::MIN),
+            (7, i64::from(i32::MAX)),
+            (8, i64::from(i32::MIN)),
+        ] {
             let mut idx = good.clone();
             idx[at] = value;
             for reduce in [
@@ -460,6 +467,79 @@ fn index_errors_of_single_element_scatters_name_the_index() {
                     let mut ov = TensorViewMut::new(&mut out, &out_shape).unwrap();
                     named(segment::scatter_out(&sv, &iv, &mut ov, &opts).unwrap_err());
                     assert!(out.iter().all(|&x| x == 7.0), "{what}: out written");
+                    // An int32 index (one lane: read as stored, not copied into int64).
+                    if let Ok(value) = i32::try_from(value) {
+                        let idx32: Vec<i32> = idx.iter().map(|&i| i as i32).collect();
+                        let iv = v(&idx32, &[e]);
+                        named(scatter(&sv, &iv, &opts).unwrap_err());
+                        let mut ov = TensorViewMut::new(&mut out, &out_shape).unwrap();
+                        named(segment::scatter_out(&sv, &iv, &mut ov, &opts).unwrap_err());
+                        assert!(
+                            out.iter().all(|&x| x == 7.0),
+                            "{what}: out written ({value})"
+                        );
+                        // `overwrite` (XLA's buffers) leaves `out` unspecified on error.
+                        let mut ov = TensorViewMut::new(&mut out, &out_shape).unwrap();
+                        let over = opts.overwrite(true);
+                        named(segment::scatter_out(&sv, &iv, &mut ov, &over).unwrap_err());
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn int32_and_int64_indices_give_the_same_bits() {
+    // A one-lane scatter of single elements reads an int32 index as stored; a scatter of rows
+    // or of several lanes reads it into int64 first. Both give the int64 index's bits, for
+    // every reduction, fresh, into `out` and over it, at 1 and 2 threads, with -0.0 and NaN
+    // updates, cells nothing reaches, and lengths on both sides of the parallel thresholds.
+    for (e, n) in [(10usize, 4usize), (3000, 700), (200_000, 50_000)] {
+        let raw = values(e, 7, n as u64 - 1);
+        let idx: Vec<i64> = raw.iter().map(|&x| x as i64).collect();
+        let idx32: Vec<i32> = raw.iter().map(|&x| x as i32).collect();
+        let src: Vec<f32> = (0..e)
+            .map(|i| match i % 13 {
+                0 => -0.0,
+                5 => f32::NAN,
+                _ => (i as f32 * 0.61).sin(),
+            })
+            .collect();
+        for shape in [vec![e], vec![e, 1]] {
+            let sv = v(&src, &shape);
+            for reduce in [
+                Reduction::Add,
+                Reduction::Mean,
+                Reduction::Mul,
+                Reduction::Min,
+                Reduction::Max,
+            ] {
+                for threads in [1, 2] {
+                    let opts = SegmentOptions::new()
+                        .dim(0)
+                        .dim_size(n + 1)
+                        .reduce(reduce)
+                        .par(Par::threads_exact(threads));
+                    let what = format!("{shape:?} {reduce:?} {threads}T");
+                    let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                    let want = scatter(&sv, &v(&idx, &[e]), &opts).unwrap();
+                    let got = scatter(&sv, &v(&idx32, &[e]), &opts).unwrap();
+                    assert_eq!(bits(got.as_slice()), bits(want.as_slice()), "{what}");
+                    let start: Vec<f32> = (0..want.as_slice().len()).map(|i| i as f32).collect();
+                    for over in [false, true] {
+                        let o = opts.overwrite(over);
+                        let mut a = start.clone();
+                        let mut av = TensorViewMut::new(&mut a, want.shape()).unwrap();
+                        segment::scatter_out(&sv, &v(&idx, &[e]), &mut av, &o).unwrap();
+                        let mut b = start.clone();
+                        let mut bv = TensorViewMut::new(&mut b, want.shape()).unwrap();
+                        segment::scatter_out(&sv, &v(&idx32, &[e]), &mut bv, &o).unwrap();
+                        assert_eq!(bits(&b), bits(&a), "{what} out, overwrite {over}");
+                        if over {
+                            assert_eq!(bits(&b), bits(want.as_slice()), "{what} overwrite");
+                        }
+                    }
                 }
             }
         }
@@ -709,6 +789,25 @@ fn overwrite_writes_the_result_without_out_whatever_out_held() {
                 }
             }
         }
+    }
+    // A cell reached only by -0.0 (a sum's identity), one by +inf (a minimum's), one by
+    // nothing: each keeps the plain call's bits, whatever the buffer held.
+    let s = v(&[-0.0f32, f32::INFINITY, -0.0, 2.0], &[4]);
+    let i = v(&[0i64, 1, 0, 3], &[4]);
+    for red in [
+        Reduction::Add,
+        Reduction::Mean,
+        Reduction::Min,
+        Reduction::Max,
+    ] {
+        let opts = SegmentOptions::new().dim_size(5).reduce(red);
+        let want = scatter(&s, &i, &opts).unwrap();
+        let mut out = [f32::NAN, -0.0, f32::NEG_INFINITY, 7.0, -3.0];
+        let mut o = TensorViewMut::new(&mut out, &[5]).unwrap();
+        segment::scatter_out(&s, &i, &mut o, &opts.overwrite(true)).unwrap();
+        let got: Vec<u32> = out.iter().map(|f| f.to_bits()).collect();
+        let want: Vec<u32> = want.as_slice().iter().map(|f| f.to_bits()).collect();
+        assert_eq!(got, want, "{red:?}");
     }
     // A strided out (every other element of a buffer) takes the copying path.
     let s = v(&src[..n], &[n]);

@@ -239,6 +239,7 @@ pub(super) fn prepare<'a, I: IndexInt>(
             mode: rp.mode,
             values,
             len: e,
+            narrow: None,
         },
         sorted,
     }))

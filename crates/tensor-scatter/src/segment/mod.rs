@@ -295,9 +295,6 @@ fn reduce_dest<T: Element>(
     want_arg: bool,
     opts: &SegmentOptions,
 ) -> Result<Reduced<T>> {
-    if let Dest::InPlace(cells, true) = &mut dest {
-        cells.fill(T::default());
-    }
     // segment_csr overwrites `out` (torch_scatter's rule); the other forms fold it in.
     let include_self = kind != Kind::Csr && !matches!(dest, Dest::Fresh | Dest::InPlace(_, true));
     let red = opts.reduce;
@@ -313,12 +310,21 @@ fn reduce_dest<T: Element>(
     // deferred to this path's kernel exactly when it is taken: `prepare`.)
     let mean = red == Reduction::Mean;
     if !want_arg && kind == Kind::Scatter && elements_reduce::<T>(red) && by_elements(dims, mode) {
+        // An overwritten `out` starts as a fresh buffer does (from the identity, then the
+        // cells nothing reached made empty): the kernels' fast forms, not the identity fill.
         let start = match dest {
-            Dest::Fresh => identity_start::<T>(if mean { Reduction::Add } else { red }),
+            Dest::Fresh | Dest::InPlace(_, true) => {
+                identity_start::<T>(if mean { Reduction::Add } else { red })
+            }
             _ => None,
         };
-        let mut own = match dest {
-            Dest::InPlace(..) => Vec::new(),
+        let mut own = match &mut dest {
+            Dest::InPlace(cells, overwrite) => {
+                if *overwrite {
+                    cells.fill(start.unwrap_or_default());
+                }
+                Vec::new()
+            }
             Dest::Copy(o) => o.try_to_vec(op, "out")?,
             Dest::Fresh => filled_par(ctx, op, "out", total, start.unwrap_or_default())?,
         };
@@ -360,6 +366,9 @@ fn reduce_dest<T: Element>(
             )?;
         }
         return Ok((own, None, out_shape));
+    }
+    if let Dest::InPlace(cells, true) = &mut dest {
+        cells.fill(T::default());
     }
     let problem = Problem {
         src: src_data,

@@ -30,7 +30,9 @@ pub struct SegmentOptions {
     /// sends the gradient of a cell whose result several values reach.
     pub ties: Ties,
     /// For the `_out` forms: `out` only receives the result, its values take no part (the
-    /// result is the one without `out`, written where a runtime wants it: XLA's buffers).
+    /// result is the one without `out`, written where a runtime wants it: XLA's buffers). A
+    /// call that fails may have written `out`: it starts from the reduction's identity, as a
+    /// new result does, before the kernel checks the indices.
     pub overwrite: bool,
 }
 

@@ -109,6 +109,7 @@ pub(crate) fn read_lanes<'a, I: IndexInt>(
         mode,
         values: read_walk(op, arg, index, &shape, &st)?,
         len: src_shape[dim],
+        narrow: None,
     })
 }
 
@@ -449,20 +450,27 @@ pub(super) fn plan_index<'s, I: IndexInt>(
         // Every index value some src element reads is checked below.
         _ => src.numel == 0,
     };
-    let lanes: Lanes<'s> = if unread {
+    // Every index value some src element reads; every offset of indptr as given. A scatter
+    // of single elements may leave it to the scatter-elements kernel, which checks as it runs.
+    let deferred = defer && kind == super::Kind::Scatter && super::single::by_elements(dims, mode);
+    // One lane (`b = k = 1`) read in the index's own order: every dim but `dim` has extent 1,
+    // so an index of `e` elements holds the lane as stored.
+    let narrow = match deferred && dims.b == 1 && index.layout.numel == dims.e {
+        true => crate::index::int32_run(index),
+        false => None,
+    };
+    let lanes: Lanes<'s> = if unread || narrow.is_some() {
         // No lane is read, and they could still be long: `e` values broadcast from one, or
         // 2⁴⁰ lanes of an indptr.
         Lanes {
             mode,
             values: std::borrow::Cow::Borrowed(&[]),
-            len: 0,
+            len: if unread { 0 } else { dims.e },
+            narrow: narrow.filter(|_| !unread),
         }
     } else {
         read_lanes(op, arg_name, index, &target, &strides, dim, mode)?
     };
-    // Every index value some src element reads; every offset of indptr as given. A scatter
-    // of single elements may leave it to the scatter-elements kernel, which checks as it runs.
-    let deferred = defer && kind == super::Kind::Scatter && super::single::by_elements(dims, mode);
     let mut sorted = false;
     match kind {
         _ if kind != super::Kind::Csr && src.numel == 0 => {}

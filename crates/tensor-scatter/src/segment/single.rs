@@ -114,7 +114,11 @@ pub(super) fn untouched_to_empty<T: Element>(
                 let (lane, j) = ((at + i) / e, (at + i) % e);
                 // Every index is in `[0, n)`: checked by the index pass or by the kernel,
                 // which succeeded.
-                let c = lane * n + lanes.lane(lane)[j] as usize;
+                let to = match lanes.narrow {
+                    Some(index) => index[j] as usize,
+                    None => lanes.lane(lane)[j] as usize,
+                };
+                let c = lane * n + to;
                 marked[c / 64] |= 1 << (c % 64);
             }
         }
@@ -158,11 +162,19 @@ pub(super) fn by_scatter_elements<T: Element>(
         .par(opts.par);
     let (e, n) = (dims.e, dims.n);
     for lane in 0..dims.b {
-        let index = TensorView::new(lanes.lane(lane), &[e])?;
         let updates = TensorView::new(&src[lane * e..(lane + 1) * e], &[e])?;
         let mut dest = TensorViewMut::new(&mut buf[lane * n..(lane + 1) * n], &[n])?;
-        crate::scatter_elements_into(&mut dest, &index, &updates, &so)
-            .map_err(|err| err.with_op(op))?;
+        match lanes.narrow {
+            Some(index) => {
+                let index = TensorView::new(index, &[e])?;
+                crate::scatter_elements_into(&mut dest, &index, &updates, &so)
+            }
+            None => {
+                let index = TensorView::new(lanes.lane(lane), &[e])?;
+                crate::scatter_elements_into(&mut dest, &index, &updates, &so)
+            }
+        }
+        .map_err(|err| err.with_op(op))?;
     }
     Ok(())
 }
@@ -185,13 +197,18 @@ pub(super) fn divide_by_counts<
     let mut counts = vec![C::default(); n];
     for lane in 0..dims.b {
         counts.fill(C::default());
-        for &i in lanes.lane(lane) {
+        let mut tally = |i: i64| {
             // The sum checked every index; a miss here would be a bug, not a panic.
             let c = usize::try_from(i)
                 .ok()
                 .and_then(|i| counts.get_mut(i))
                 .ok_or_else(|| Error::invalid(op, "index", "outside the checked range"))?;
             *c += C::from(1);
+            Ok::<_, Error>(())
+        };
+        match lanes.narrow {
+            Some(index) => index.iter().try_for_each(|&i| tally(i64::from(i)))?,
+            None => lanes.lane(lane).iter().try_for_each(|&i| tally(i))?,
         }
         for (x, &c) in buf[lane * n..(lane + 1) * n].iter_mut().zip(&counts) {
             let c: u64 = c.into();

@@ -177,6 +177,7 @@ fn segment_ids(kind: Kind, lanes: Lanes<'_>, e: usize, n: usize) -> Result<Lanes
         mode: lanes.mode,
         values: values.into(),
         len: e,
+        narrow: None,
     })
 }
 

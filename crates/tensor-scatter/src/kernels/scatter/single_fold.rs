@@ -47,13 +47,16 @@ pub(crate) unsafe fn elem_checked<T: Element, I: IndexInt, C: Combiner<T>>(
     let policy = job.policy;
     if let Some(id) = job.fill {
         // The identity fill reads every index before the fold: it checks them first.
-        for (e, x) in idx.iter().enumerate() {
-            let v = x.to_i64_sat();
-            if v < lo || v > hi {
-                return Err(e);
-            }
-            if let Some(p) = resolve_accepted(v, n, policy) {
-                sc[p * inner + e % inner] = id;
+        // By rows, as the fold below: no division per index.
+        for (kk, irow) in idx.chunks_exact(inner).enumerate() {
+            for (j, x) in irow.iter().enumerate() {
+                let v = x.to_i64_sat();
+                if v < lo || v > hi {
+                    return Err(kk * inner + j);
+                }
+                if let Some(p) = resolve_accepted(v, n, policy) {
+                    sc[p * inner + j] = id;
+                }
             }
         }
     }

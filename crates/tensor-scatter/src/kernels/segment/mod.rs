@@ -46,10 +46,19 @@ pub(crate) struct Lanes<'a> {
     pub(crate) values: Cow<'a, [i64]>,
     /// Length of one lane's row in `values`.
     pub(crate) len: usize,
+    /// The one lane of a scatter of single elements as the caller's `int32` index holds it,
+    /// `values` then empty: only the scatter-elements path reads these lanes
+    /// (`segment::single`), and its kernel takes `int32` indices as they are (no copy into
+    /// `int64`, which took as long as the scatter: record/2026-11-30-overwrite-and-int32.md).
+    pub(crate) narrow: Option<&'a [i32]>,
 }
 
 impl Lanes<'_> {
     pub(crate) fn lane(&self, lane: usize) -> &[i64] {
+        debug_assert!(
+            self.narrow.is_none(),
+            "narrow lanes are read by their own path"
+        );
         let l = if self.mode == Mode::Shared { 0 } else { lane };
         &self.values[l * self.len..(l + 1) * self.len]
     }
