@@ -460,8 +460,8 @@ pub(super) fn plan_index<'s, I: IndexInt>(
         false => None,
     };
     let lanes: Lanes<'s> = if unread || narrow.is_some() {
-        // No lane is read, and they could still be long: `e` values broadcast from one, or
-        // 2⁴⁰ lanes of an indptr.
+        // No lane is read: none is needed, and they could still be long (`e` values broadcast
+        // from one, or 2⁴⁰ lanes of an indptr), or the one lane is the int32 index as stored.
         Lanes {
             mode,
             values: std::borrow::Cow::Borrowed(&[]),
