@@ -346,9 +346,9 @@ fn reduce_dest<T: Element>(
                 buf,
             )?;
             if u32::try_from(dims.e).is_ok() {
-                single::divide_by_counts::<T, u32>(op, buf, lanes, dims, include_self)?;
+                single::divide_by_counts::<T, u32>(ctx, op, buf, lanes, dims, include_self)?;
             } else {
-                single::divide_by_counts::<T, u64>(op, buf, lanes, dims, include_self)?;
+                single::divide_by_counts::<T, u64>(ctx, op, buf, lanes, dims, include_self)?;
             }
             return Ok((own, None, out_shape));
         }

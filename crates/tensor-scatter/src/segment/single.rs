@@ -181,14 +181,72 @@ pub(super) fn by_scatter_elements<T: Element>(
     Ok(())
 }
 
+/// A count of index values: `u32` or `u64`.
+pub(super) trait Counter:
+    Copy + Default + Into<u64> + std::ops::AddAssign + From<u8> + Send
+{
+}
+impl Counter for u32 {}
+impl Counter for u64 {}
+
+/// How many times each of `[0, n)` occurs in `index` (whose values the sum checked; a miss
+/// would be a bug, reported, not a panic). Counts are integers, so any cut gives the same
+/// counts: an index that outnumbers its cells at least twice is cut across `ctx`'s threads,
+/// each task counting its part in its own table (at most one table per `n` indices), the
+/// tables added after. One thread counted 1e7 indices into 1e6 cells in about as long as
+/// the sum before it took (record/2026-11-30-overwrite-and-int32.md).
+fn counts<C: Counter, I: Copy + Into<i64> + Sync>(
+    ctx: Ctx,
+    op: &'static str,
+    index: &[I],
+    n: usize,
+) -> Result<Vec<C>> {
+    let tasks = match index.len() >= n.saturating_mul(2) {
+        true => ctx
+            .tasks(std::mem::size_of_val(index), 1)
+            .min(index.len() / n.max(1)),
+        false => 1,
+    }
+    .max(1);
+    let tables: Vec<std::sync::Mutex<Vec<C>>> = (0..tasks)
+        .map(|_| std::sync::Mutex::new(Vec::new()))
+        .collect();
+    let missed = AtomicBool::new(false);
+    ctx.run(tasks, |t| {
+        let (lo, hi) = crate::shape::part(index.len(), tasks, t, 1);
+        let mut table = vec![C::default(); n];
+        for &i in &index[lo..hi] {
+            match usize::try_from(i.into())
+                .ok()
+                .and_then(|i| table.get_mut(i))
+            {
+                Some(c) => *c += C::from(1),
+                None => return missed.store(true, Relaxed),
+            }
+        }
+        *tables[t].lock().unwrap_or_else(|e| e.into_inner()) = table;
+    });
+    if missed.load(Relaxed) {
+        return Err(Error::invalid(op, "index", "outside the checked range"));
+    }
+    let mut tables = tables
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let mut total = tables.next().unwrap_or_default();
+    for table in tables {
+        for (a, &b) in total.iter_mut().zip(&table) {
+            *a += b;
+        }
+    }
+    Ok(total)
+}
+
 /// A mean's last step over the sums of single elements: each cell `sum / count` (the index's
 /// count, one more with `include_self`), a cell nothing reached its empty value (0) or, with
-/// `include_self`, its own bits. Counts are order-free, so one sequential pass per lane, in
-/// counters `C` (u32 when a lane is short enough: half the memory traffic of u64).
-pub(super) fn divide_by_counts<
-    T: Element,
-    C: Copy + Default + Into<u64> + std::ops::AddAssign + From<u8>,
->(
+/// `include_self`, its own bits. Counts are order-free ([`counts`]), in counters `C` (u32 when
+/// a lane is short enough: half the memory traffic of u64).
+pub(super) fn divide_by_counts<T: Element, C: Counter>(
+    ctx: Ctx,
     op: &'static str,
     buf: &mut [T],
     lanes: &Lanes<'_>,
@@ -196,22 +254,11 @@ pub(super) fn divide_by_counts<
     include_self: bool,
 ) -> Result<()> {
     let n = dims.n;
-    let mut counts = vec![C::default(); n];
     for lane in 0..dims.b {
-        counts.fill(C::default());
-        let mut tally = |i: i64| {
-            // The sum checked every index; a miss here would be a bug, not a panic.
-            let c = usize::try_from(i)
-                .ok()
-                .and_then(|i| counts.get_mut(i))
-                .ok_or_else(|| Error::invalid(op, "index", "outside the checked range"))?;
-            *c += C::from(1);
-            Ok::<_, Error>(())
+        let counts: Vec<C> = match lanes.narrow {
+            Some(index) => counts(ctx, op, index, n)?,
+            None => counts(ctx, op, lanes.lane(lane), n)?,
         };
-        match lanes.narrow {
-            Some(index) => index.iter().try_for_each(|&i| tally(i64::from(i)))?,
-            None => lanes.lane(lane).iter().try_for_each(|&i| tally(i))?,
-        }
         for (x, &c) in buf[lane * n..(lane + 1) * n].iter_mut().zip(&counts) {
             let c: u64 = c.into();
             if c > 0 {
