@@ -455,7 +455,7 @@ pub(super) fn plan_index<'s, I: IndexInt>(
     let deferred = defer && kind == super::Kind::Scatter && super::single::by_elements(dims, mode);
     // One lane (`b = k = 1`) read in the index's own order: every dim but `dim` has extent 1,
     // so an index of `e` elements holds the lane as stored.
-    let narrow = match deferred && dims.b == 1 && index.layout.numel == dims.e {
+    let narrow = match !unread && deferred && dims.b == 1 && index.layout.numel == dims.e {
         true => crate::index::int32_run(index),
         false => None,
     };
@@ -465,8 +465,8 @@ pub(super) fn plan_index<'s, I: IndexInt>(
         Lanes {
             mode,
             values: std::borrow::Cow::Borrowed(&[]),
-            len: if unread { 0 } else { dims.e },
-            narrow: narrow.filter(|_| !unread),
+            len: narrow.map_or(0, <[i32]>::len),
+            narrow,
         }
     } else {
         read_lanes(op, arg_name, index, &target, &strides, dim, mode)?
