@@ -367,12 +367,12 @@ fn check_row<T: Whole, I: IndexInt + TryFrom<i64>>(n: usize, k: usize, seed: u64
 #[test]
 fn single_rows_split_by_destination_match_the_oracle() {
     // Rows of up to 3 MB (at most 2 MiB per thread) with more index bytes than row bytes:
-    // at 2-4 threads each thread folds its part of the row, scanning every update (eight at
-    // a time for int32 and int64 indices above the baseline level, one at a time otherwise);
-    // 8-byte indices only at 3 and 4 threads and into rows too big for one task (above 1.33
-    // MiB at 3), while at 2 threads one task folds them fed by the other (the fed fold); at
-    // 1 thread one task folds the whole row. k is not a multiple of 8, so the last batch has
-    // a scalar tail.
+    // at 3 and 4 threads each thread folds its part of the row, scanning every update (eight
+    // at a time for int32 and int64 indices above the baseline level, one at a time
+    // otherwise), 8-byte indices only into rows too big for one task (above 1.33 MiB at 3);
+    // at 2 threads one task folds the row fed by the other (the fed fold); at 1 thread one
+    // task folds the whole row. k is not a multiple of 8, so the last batch has a scalar
+    // tail.
     let (n, m) = (700_000i64, 400_000i64);
     check_row::<f32, i64>(n as usize, 500_003, 21, &[n, -n - 1, i64::MIN, i64::MAX]);
     check_row::<f32, i32>(m as usize, 400_005, 22, &[m, -m - 1, i32::MIN.into()]);

@@ -213,22 +213,22 @@ fn check_in_fold<T, I>(g: scatter::ElemGeom, threads: usize) -> bool {
 
 /// Whether the split fold ([`scatter::elem_split`], one part per thread) takes this scatter:
 /// a row both parallel folds could take ([`parallel_row`]) of at most
-/// [`SPLIT_PART_BYTES`](SPLIT_PART_BYTES) per thread, with 2 to
-/// [`SPLIT_MAX_PARTS`](SPLIT_MAX_PARTS) threads. Every task reads every
-/// index, and with 8-byte indices that read costs about what halving the updates saves: they
-/// are split only above [`FED_ANY_ROW_THREADS`](FED_ANY_ROW_THREADS)
-/// threads and only when the row is too big for the single fold
-/// ([`fold_max_bytes`](fold_max_bytes)); up to that thread count the fed
-/// fold ([`fed_fold`]) takes them, which measured faster there.
+/// [`SPLIT_PART_BYTES`](SPLIT_PART_BYTES) per thread, with more than
+/// [`FED_ANY_ROW_THREADS`](FED_ANY_ROW_THREADS) and at most
+/// [`SPLIT_MAX_PARTS`](SPLIT_MAX_PARTS) threads (below, the fed fold
+/// ([`fed_fold`]) takes the row: its folder never waits, so it is never slower than one
+/// thread, where every split task reads every index and was up to 1.5x slower than one thread
+/// on a host whose cache holds the row). Every task reads every index, and with 8-byte indices
+/// that read costs about what halving the updates saves: they are split only when the row is
+/// too big for the single fold ([`fold_max_bytes`](fold_max_bytes)).
 fn split_fold<T, I>(g: scatter::ElemGeom, opts: &ScatterOptions, threads: usize) -> bool {
     let row = g.n.saturating_mul(std::mem::size_of::<T>());
     let fits = row <= threads.saturating_mul(SPLIT_PART_BYTES);
-    (2..=SPLIT_MAX_PARTS).contains(&threads)
+    (FED_ANY_ROW_THREADS + 1..=SPLIT_MAX_PARTS).contains(&threads)
         && parallel_row::<T, I>(g, opts)
         && g.n <= scatter::SPLIT_MAX_CELLS
         && fits
-        && (std::mem::size_of::<I>() <= 4
-            || (threads > FED_ANY_ROW_THREADS && row > fold_max_bytes(threads)))
+        && (std::mem::size_of::<I>() <= 4 || row > fold_max_bytes(threads))
 }
 
 /// What the split and the fed fold both need: one row (`outer == 1`, `inner == 1`), the
