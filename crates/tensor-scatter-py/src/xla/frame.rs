@@ -6,7 +6,7 @@ use std::ffi::{CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::{NonNull, null_mut};
 
-use tensor_scatter::{DType, DynTensor, DynView, DynViewMut, Error, ErrorKind, Par};
+use tensor_scatter::{DType, DynTensor, DynView, DynViewMut, Element, Error, ErrorKind, Par};
 
 use crate::segment::tensor_bytes;
 
@@ -214,14 +214,46 @@ unsafe fn metadata(api: *const Api, ext: *mut ExtensionBase) -> FfiError {
 }
 
 /// One buffer of the call, checked: a dtype the library has, dims >= 0 whose product fits,
-/// data aligned for its dtype (and non-null unless empty).
-pub struct Buf {
+/// data aligned for its dtype (and non-null unless empty). Read with no allocation (a call
+/// of a few elements costs little more than XLA's own: `mod.rs`'s small scatter).
+#[derive(Clone, Copy)]
+pub struct Buf<'a> {
     pub dtype: DType,
     data: *mut u8,
-    pub shape: Vec<usize>,
+    /// XLA's dims, each checked to be >= 0.
+    pub dims: &'a [i64],
     /// The bytes the elements take.
     bytes: usize,
 }
+
+impl Default for Buf<'_> {
+    fn default() -> Self {
+        Buf {
+            dtype: DType::U8,
+            data: NonNull::<u64>::dangling().as_ptr().cast(),
+            dims: &[],
+            bytes: 0,
+        }
+    }
+}
+
+/// Up to `N` items of a call, held inline (a handler allocates nothing to read its call).
+pub struct Inline<T, const N: usize> {
+    items: [T; N],
+    len: usize,
+}
+
+impl<T, const N: usize> std::ops::Deref for Inline<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.items[..self.len]
+    }
+}
+
+/// The most buffers of each list and attributes a call may have (the operators' calls have
+/// at most 4 and 2 buffers and 10 attributes).
+const MAX_BUFFERS: usize = 8;
+const MAX_ATTRS: usize = 16;
 
 fn dtype_of(code: c_int) -> Option<DType> {
     Some(match code {
@@ -242,11 +274,11 @@ fn dtype_of(code: c_int) -> Option<DType> {
     })
 }
 
-impl Buf {
+impl<'a> Buf<'a> {
     /// # Safety
-    /// `p` is null or points to an `XLA_FFI_Buffer` of XLA's (its data and dims live for the
-    /// call).
-    unsafe fn read(p: *mut c_void, what: &str, i: usize) -> Res<Buf> {
+    /// `p` is null or points to an `XLA_FFI_Buffer` of XLA's (its data and dims live for
+    /// `'a`, the call).
+    unsafe fn read(p: *mut c_void, what: &str, i: usize) -> Res<Buf<'a>> {
         let bad = |m: String| Failure::from(format!("tensor_scatter: {what} {i}: {m}"));
         let b = p.cast::<Buffer>();
         // SAFETY: the caller's contract; the size is checked before the fields are read.
@@ -263,9 +295,13 @@ impl Buf {
         if !(0..=MAX_RANK).contains(&b.rank) || (b.rank > 0 && b.dims.is_null()) {
             return Err(bad(format!("rank {} is invalid", b.rank)));
         }
-        // SAFETY: XLA's dims array holds `rank` values for the call.
-        let dims = unsafe { std::slice::from_raw_parts(b.dims, b.rank as usize) };
-        let mut shape = Vec::with_capacity(dims.len());
+        // A scalar's dims pointer may be null (no slice is made of it).
+        let dims: &'a [i64] = if b.rank == 0 {
+            &[]
+        } else {
+            // SAFETY: XLA's dims array holds `rank` values for the call (non-null: checked).
+            unsafe { std::slice::from_raw_parts(b.dims, b.rank as usize) }
+        };
         let mut n = 1usize;
         for &d in dims {
             let d =
@@ -273,7 +309,6 @@ impl Buf {
             n = n
                 .checked_mul(d)
                 .ok_or_else(|| bad(format!("dims {dims:?} overflow")))?;
-            shape.push(d);
         }
         let bytes = n
             .checked_mul(dtype.size_of())
@@ -295,35 +330,59 @@ impl Buf {
         Ok(Buf {
             dtype,
             data,
-            shape,
+            dims,
             bytes,
         })
     }
 
-    fn strides(&self) -> Vec<isize> {
-        let mut s = vec![1isize; self.shape.len()];
-        for d in (0..self.shape.len().saturating_sub(1)).rev() {
-            s[d] = s[d + 1] * self.shape[d + 1].max(1) as isize;
+    /// The dims as the library takes them (each checked >= 0 by `read`).
+    pub fn shape(&self) -> Vec<usize> {
+        self.dims.iter().map(|&d| d as usize).collect()
+    }
+
+    fn strides(shape: &[usize]) -> Vec<isize> {
+        let mut s = vec![1isize; shape.len()];
+        for d in (0..shape.len().saturating_sub(1)).rev() {
+            s[d] = s[d + 1] * shape[d + 1].max(1) as isize;
         }
         s
     }
 
     pub fn view(&self) -> Res<DynView<'_>> {
+        let shape = self.shape();
         // SAFETY: checked by `read`: a live, aligned buffer of this dtype and shape (bool bytes
         // 0 or 1), row-major; inputs are never written during the call.
-        Ok(
-            unsafe {
-                DynView::from_raw_parts(self.dtype, self.data, &self.shape, &self.strides())
-            }?,
-        )
+        Ok(unsafe {
+            DynView::from_raw_parts(self.dtype, self.data, &shape, &Self::strides(&shape))
+        }?)
     }
 
     pub fn view_mut(&self) -> Res<DynViewMut<'_>> {
         // SAFETY: as `view`; a result buffer overlaps no input (`Call::new` checks) and only
         // this view writes it.
+        let shape = self.shape();
         Ok(unsafe {
-            DynViewMut::from_raw_parts(self.dtype, self.data, &self.shape, &self.strides())
+            DynViewMut::from_raw_parts(self.dtype, self.data, &shape, &Self::strides(&shape))
         }?)
+    }
+
+    /// The elements, when the buffer holds `T`s.
+    pub fn slice<T: Element>(&self) -> Option<&[T]> {
+        let len = self.bytes / std::mem::size_of::<T>();
+        // SAFETY: checked by `read`: a live buffer of `self.dtype` (here `T`'s), aligned for
+        // it, of `bytes` bytes (bool bytes 0 or 1); inputs are never written during the call.
+        (T::DTYPE == self.dtype)
+            .then(|| unsafe { std::slice::from_raw_parts(self.data.cast::<T>(), len) })
+    }
+
+    /// The elements of a result buffer, to write, when it holds `T`s.
+    #[allow(clippy::mut_from_ref)] // XLA's memory, written by this view alone (as `view_mut`)
+    pub fn slice_mut<T: Element>(&self) -> Option<&mut [T]> {
+        let len = self.bytes / std::mem::size_of::<T>();
+        // SAFETY: as `slice`; a result buffer overlaps no other buffer (`Call::new` checks)
+        // and the handler makes one view of it at a time.
+        (T::DTYPE == self.dtype)
+            .then(|| unsafe { std::slice::from_raw_parts_mut(self.data.cast::<T>(), len) })
     }
 
     fn span(&self) -> (usize, usize) {
@@ -332,14 +391,15 @@ impl Buf {
 
     /// Copies the library's result `t` here, after checking its dtype and shape.
     pub fn receive(&self, t: &DynTensor, name: &str, what: &str) -> Res<()> {
-        if t.dtype() != self.dtype || t.shape() != self.shape.as_slice() {
+        let shape = self.shape();
+        if t.dtype() != self.dtype || t.shape() != shape.as_slice() {
             return Err(format!(
                 "{name}: the result {what} is {} {:?}, but XLA's buffer is {} {:?} (the shapes \
                  given to ffi_call do not match the call)",
                 t.dtype(),
                 t.shape(),
                 self.dtype,
-                self.shape
+                shape
             )
             .into());
         }
@@ -352,35 +412,43 @@ impl Buf {
 }
 
 /// An attribute's value.
+#[derive(Clone, Copy)]
 enum Attr<'a> {
     Int(i64),
-    Str(&'a str),
+    /// Its bytes (UTF-8 checked when the handler asks for it).
+    Str(&'a [u8]),
 }
 
 /// A checked call frame: its buffers and attributes.
 pub struct Call<'a> {
-    pub args: Vec<Buf>,
-    pub rets: Vec<Buf>,
-    attrs: Vec<(&'a str, Attr<'a>)>,
+    pub args: Inline<Buf<'a>, MAX_BUFFERS>,
+    pub rets: Inline<Buf<'a>, MAX_BUFFERS>,
+    /// Names as bytes: looked up by comparing bytes, no UTF-8 check per call.
+    attrs: Inline<(&'a [u8], Attr<'a>), MAX_ATTRS>,
 }
 
 /// # Safety
 /// `l` is XLA's list of `size` entries.
-unsafe fn buffers(l: &List, what: &str) -> Res<Vec<Buf>> {
-    if l.size < 0 || l.size > 16 || (l.size > 0 && (l.types.is_null() || l.items.is_null())) {
+unsafe fn buffers<'a>(l: &List, what: &str) -> Res<Inline<Buf<'a>, MAX_BUFFERS>> {
+    let valid = (0..=MAX_BUFFERS as i64).contains(&l.size)
+        && (l.size == 0 || !(l.types.is_null() || l.items.is_null()));
+    if !valid {
         return Err(format!("tensor_scatter: the call frame's {what} list is invalid").into());
     }
-    (0..l.size as usize)
-        .map(|i| {
-            // SAFETY: the lists hold `size` entries.
-            let (ty, p) = unsafe { (*l.types.add(i), *l.items.add(i)) };
-            if ty != BUFFER {
-                return Err(format!("tensor_scatter: {what} {i} is not a buffer").into());
-            }
-            // SAFETY: an entry of type BUFFER is an XLA_FFI_Buffer.
-            unsafe { Buf::read(p, what, i) }
-        })
-        .collect()
+    let mut bufs = Inline {
+        items: [Buf::default(); MAX_BUFFERS],
+        len: l.size as usize,
+    };
+    for (i, b) in bufs.items[..l.size as usize].iter_mut().enumerate() {
+        // SAFETY: the lists hold `size` entries.
+        let (ty, p) = unsafe { (*l.types.add(i), *l.items.add(i)) };
+        if ty != BUFFER {
+            return Err(format!("tensor_scatter: {what} {i} is not a buffer").into());
+        }
+        // SAFETY: an entry of type BUFFER is an XLA_FFI_Buffer, alive for the call.
+        *b = unsafe { Buf::read(p, what, i) }?;
+    }
+    Ok(bufs)
 }
 
 impl<'a> Call<'a> {
@@ -401,31 +469,36 @@ impl<'a> Call<'a> {
         }
         let a = &f.attrs;
         if a.size < 0
-            || a.size > 64
+            || a.size > MAX_ATTRS as i64
             || (a.size > 0 && (a.types.is_null() || a.names.is_null() || a.attrs.is_null()))
         {
             return Err("tensor_scatter: the call frame's attributes are invalid"
                 .to_string()
                 .into());
         }
-        let mut attrs = Vec::with_capacity(a.size as usize);
+        let mut attrs = Inline {
+            items: [(&[][..], Attr::Int(0)); MAX_ATTRS],
+            len: 0,
+        };
         for i in 0..a.size as usize {
             // SAFETY: the attribute lists hold `size` entries; names are byte spans.
             let (ty, name, value) =
                 unsafe { (*a.types.add(i), &**a.names.add(i), *a.attrs.add(i)) };
             // SAFETY: as above.
-            let name = unsafe { text(name) }?;
+            let raw = unsafe { bytes(name) }?;
+            // Shown in a message only (checking each name's UTF-8 per call costs time).
+            let name = || String::from_utf8_lossy(raw);
             if value.is_null() {
-                return Err(format!("tensor_scatter: attribute {name} is null").into());
+                return Err(format!("tensor_scatter: attribute {} is null", name()).into());
             }
             let v = match ty {
                 // SAFETY: a STRING attribute is a byte span.
-                ATTR_STRING => Attr::Str(unsafe { text(&*value.cast::<ByteSpan>()) }?),
+                ATTR_STRING => Attr::Str(unsafe { bytes(&*value.cast::<ByteSpan>()) }?),
                 ATTR_SCALAR => {
                     // SAFETY: a SCALAR attribute is an XLA_FFI_Scalar.
                     let s = unsafe { &*value.cast::<Scalar>() };
                     if s.value.is_null() {
-                        return Err(format!("tensor_scatter: attribute {name} is null").into());
+                        return Err(format!("tensor_scatter: attribute {} is null", name()).into());
                     }
                     // SAFETY: the scalar's value has its dtype.
                     Attr::Int(unsafe {
@@ -436,17 +509,21 @@ impl<'a> Call<'a> {
                             5 => *s.value.cast::<i64>(),
                             t => {
                                 return Err(format!(
-                                    "tensor_scatter: attribute {name}: XLA dtype {t} is not an \
-                                     integer or bool"
+                                    "tensor_scatter: attribute {}: XLA dtype {t} is not an \
+                                     integer or bool",
+                                    name()
                                 )
                                 .into());
                             }
                         }
                     })
                 }
-                t => return Err(format!("tensor_scatter: attribute {name} has type {t}").into()),
+                t => {
+                    return Err(format!("tensor_scatter: attribute {} has type {t}", name()).into());
+                }
             };
-            attrs.push((name, v));
+            attrs.items[attrs.len] = (raw, v);
+            attrs.len += 1;
         }
         Ok(Call { args, rets, attrs })
     }
@@ -454,7 +531,7 @@ impl<'a> Call<'a> {
     fn find(&self, key: &str) -> Res<&Attr<'a>> {
         self.attrs
             .iter()
-            .find(|(n, _)| *n == key)
+            .find(|(n, _)| *n == key.as_bytes())
             .map(|(_, v)| v)
             .ok_or_else(|| format!("tensor_scatter: attribute {key} is missing").into())
     }
@@ -478,7 +555,8 @@ impl<'a> Call<'a> {
 
     pub fn text(&self, key: &str) -> Res<&'a str> {
         match self.find(key)? {
-            Attr::Str(s) => Ok(s),
+            Attr::Str(s) => std::str::from_utf8(s)
+                .map_err(|_| format!("tensor_scatter: attribute {key} is not UTF-8").into()),
             Attr::Int(_) => Err(format!("tensor_scatter: attribute {key} is not a string").into()),
         }
     }
@@ -506,17 +584,16 @@ impl<'a> Call<'a> {
 
 /// # Safety
 /// `s` is a byte span alive for `'a`.
-unsafe fn text<'a>(s: &ByteSpan) -> Res<&'a str> {
+unsafe fn bytes<'a>(s: &ByteSpan) -> Res<&'a [u8]> {
     if s.ptr.is_null() && s.len > 0 {
         return Err("tensor_scatter: a name is null".to_string().into());
     }
-    let bytes: &[u8] = if s.len == 0 {
+    Ok(if s.len == 0 {
         &[]
     } else {
         // SAFETY: the caller's contract.
         unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) }
-    };
-    std::str::from_utf8(bytes).map_err(|_| "tensor_scatter: a name is not UTF-8".to_string().into())
+    })
 }
 
 /// A handler's body: the frame checked, `run` called, every failure (a caught panic too)

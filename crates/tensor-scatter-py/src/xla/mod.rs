@@ -11,15 +11,16 @@
 
 mod frame;
 
-use tensor_scatter::segment::SegmentOptions;
+use tensor_scatter::segment::{self, SegmentOptions};
 use tensor_scatter::{
-    DType, DynGatherOptions, DynTensor, GatherOptions, ScatterOptions, SegmentOp, gather_dyn_out,
-    gather_vjp_dyn, scatter_dyn_out, scatter_vjp_dyn, segment_dyn, segment_dyn_out,
-    segment_vjp_dyn, segment_vjp_dyn_out,
+    DType, DynGatherOptions, DynTensor, Element, GatherOptions, IndexInt, Reduction,
+    ScatterOptions, SegmentOp, gather_dyn_out, gather_vjp_dyn, scatter_dyn_out, scatter_vjp_dyn,
+    segment_dyn, segment_dyn_out, segment_vjp_dyn, segment_vjp_dyn_out,
 };
 
 use crate::options;
-use frame::{Call, CallFrame, FfiError, Res, handle};
+use frame::{Buf, Call, CallFrame, Failure, FfiError, Res, handle};
+use options::SEGMENT_REDUCTIONS;
 
 /// The options a scatter and its backward share.
 fn scatter_options(c: &Call<'_>, name: &str) -> Res<ScatterOptions> {
@@ -72,7 +73,7 @@ fn gather(c: &Call<'_>) -> Res<()> {
     c.arity(name, 2..=3, 1)?;
     let mut opts = gather_options(c, name)?;
     if let Some(f) = c.args.get(2) {
-        if f.dtype != c.args[0].dtype || f.shape.iter().product::<usize>() != 1 {
+        if f.dtype != c.args[0].dtype || f.dims.iter().product::<i64>() != 1 {
             return Err(format!("{name}: fill_value: not one element of data's dtype").into());
         }
         opts = opts.fill_value(Some(f.view()?.to_tensor()));
@@ -106,6 +107,9 @@ fn segment_options(c: &Call<'_>, name: &str, accepted: &[&str]) -> Res<SegmentOp
 }
 
 fn segment(c: &Call<'_>) -> Res<()> {
+    if let Some(done) = small_scatter(c) {
+        return done;
+    }
     let op = options::segment_op(c.text("op")?, true)?;
     let name = op.name();
     let want_arg = c.rets.len() == 2;
@@ -147,6 +151,52 @@ fn segment(c: &Call<'_>) -> Res<()> {
     Ok(())
 }
 
+/// A small 1-D `scatter` ([`segment::scatter_small`]: the fold on the stack, no plan, the
+/// same bits): `src` and `index` of one dim and the same length into XLA's buffer of
+/// `dim_size` cells, f32, f64, int32 or int64 values, int32 or int64 indices, every attribute
+/// valid. `None` for every other call, which the planned path takes (and whose errors it
+/// reports).
+fn small_scatter(c: &Call<'_>) -> Option<Res<()>> {
+    let ([s, i], [o]) = (&c.args[..], &c.rets[..]) else {
+        return None;
+    };
+    let one_dim = s.dims.len() == 1 && i.dims == s.dims && o.dims.len() == 1;
+    if !one_dim || c.text("op").ok()? != "scatter" || !matches!(c.int("dim").ok()?, 0 | -1) {
+        return None;
+    }
+    let red = options::reduction(
+        "scatter",
+        "reduce",
+        c.text("reduce").ok()?,
+        SEGMENT_REDUCTIONS,
+    );
+    if c.int("dim_size").ok()? != o.dims[0] || c.threads().is_err() {
+        return None;
+    }
+    let red = red.ok()?;
+    fn run<T: Element, I: IndexInt + Element>(
+        s: &Buf,
+        i: &Buf,
+        o: &Buf,
+        red: Reduction,
+    ) -> Option<Res<()>> {
+        let done =
+            segment::scatter_small(s.slice::<T>()?, i.slice::<I>()?, o.slice_mut::<T>()?, red)?;
+        Some(done.map_err(Failure::from))
+    }
+    match (s.dtype, i.dtype) {
+        (DType::F32, DType::I32) => run::<f32, i32>(s, i, o, red),
+        (DType::F32, DType::I64) => run::<f32, i64>(s, i, o, red),
+        (DType::F64, DType::I32) => run::<f64, i32>(s, i, o, red),
+        (DType::F64, DType::I64) => run::<f64, i64>(s, i, o, red),
+        (DType::I32, DType::I32) => run::<i32, i32>(s, i, o, red),
+        (DType::I32, DType::I64) => run::<i32, i64>(s, i, o, red),
+        (DType::I64, DType::I32) => run::<i64, i32>(s, i, o, red),
+        (DType::I64, DType::I64) => run::<i64, i64>(s, i, o, red),
+        _ => None,
+    }
+}
+
 fn scatter_vjp(c: &Call<'_>) -> Res<()> {
     let (op, forward) = options::scatter_op(c.text("op")?)?;
     let name = &format!("{forward}_vjp");
@@ -165,7 +215,7 @@ fn gather_vjp(c: &Call<'_>) -> Res<()> {
     let name = &format!("{forward}_vjp");
     c.arity(name, 2..=2, 1)?;
     let opts = gather_options(c, name)?;
-    let shape = c.rets[0].shape.clone();
+    let shape = c.rets[0].shape();
     let r = gather_vjp_dyn(op, &c.args[0].view()?, &c.args[1].view()?, &shape, &opts)?;
     c.rets[0].receive(&r, name, "d data")
 }

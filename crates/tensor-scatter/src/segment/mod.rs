@@ -60,6 +60,7 @@ mod gather;
 mod options;
 mod plan;
 mod single;
+mod small;
 mod vjp;
 
 #[doc(hidden)]
@@ -71,6 +72,7 @@ pub use composite_vjp::{
 };
 pub use gather::{gather_coo, gather_csr};
 pub use options::SegmentOptions;
+pub use small::{SMALL_CELLS, SMALL_UPDATES, scatter_small};
 pub use vjp::{
     Grads, Ties, gather_coo_vjp, gather_csr_vjp, scatter_vjp, segment_coo_vjp, segment_csr_vjp,
 };
