@@ -164,15 +164,15 @@ fn small_scatter(c: &Call<'_>) -> Option<Res<()>> {
     if !one_dim || c.text("op").ok()? != "scatter" || !matches!(c.int("dim").ok()?, 0 | -1) {
         return None;
     }
+    if c.int("dim_size").ok()? != o.dims[0] || c.threads().is_err() {
+        return None;
+    }
     let red = options::reduction(
         "scatter",
         "reduce",
         c.text("reduce").ok()?,
         SEGMENT_REDUCTIONS,
     );
-    if c.int("dim_size").ok()? != o.dims[0] || c.threads().is_err() {
-        return None;
-    }
     let red = red.ok()?;
     fn run<T: Element, I: IndexInt + Element>(
         s: &Buf,

@@ -219,7 +219,7 @@ impl<'a> Origin<'a> {
     }
 
     /// A negative `value` at `position`, or one outside `[0, size)`.
-    fn fault(&self, position: Vec<usize>, value: i64, size: usize) -> Error {
+    pub(crate) fn fault(&self, position: Vec<usize>, value: i64, size: usize) -> Error {
         if value < 0 {
             return Error::new(ErrorKind::NegativeIndex {
                 op: self.op,

@@ -6,10 +6,11 @@
 //! reduction's identity: sums, products and means in `T::Wide`, rounded once; min and max in
 //! `T`. A cell nothing reaches is 0 (1 for `mul`).
 
+use super::plan::Origin;
 use crate::dtype::{Element, Reduction};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::index::IndexInt;
-use crate::kernels::segment::fold::empty_value;
+use crate::kernels::segment::fold::sum_cell;
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 
 /// The most cells a small scatter folds (its accumulators live on the stack).
@@ -45,7 +46,9 @@ pub fn scatter_small<T: Element, I: IndexInt>(
         .iter()
         .position(|v| !(0..n as i64).contains(&v.to_i64_sat()))
     {
-        return Some(Err(fault(j, index[j].to_i64_sat(), n)));
+        // The planned path's error for it (dim 0 of `n`, at position `j`).
+        let origin = Origin::own("scatter", "index", &[], 0);
+        return Some(Err(origin.fault(vec![j], index[j].to_i64_sat(), n)));
     }
     match reduce {
         Reduction::Min => extreme::<T, I, MinC>(src, index, out, reduce),
@@ -60,29 +63,6 @@ pub fn scatter_small<T: Element, I: IndexInt>(
 #[inline(always)]
 fn cell<I: IndexInt>(v: I) -> usize {
     (v.to_i64_sat() as usize).min(SMALL_CELLS - 1)
-}
-
-/// The error the planned path gives for index value `v` at position `j` (dim 0 of `n`).
-fn fault(j: usize, v: i64, n: usize) -> Error {
-    let (op, arg, position, value, dim) = ("scatter", "index", vec![j], i128::from(v), 0);
-    Error::new(if v < 0 {
-        ErrorKind::NegativeIndex {
-            op,
-            arg,
-            position,
-            value,
-            dim,
-        }
-    } else {
-        ErrorKind::IndexOutOfRange {
-            op,
-            arg,
-            position,
-            value,
-            dim,
-            size: n,
-        }
-    })
 }
 
 /// Sum, product or mean: as the segment fold's `sum_like`.
@@ -100,13 +80,7 @@ fn sums<T: Element, I: IndexInt, C: Combiner<T::Wide>>(
         count[c] += 1;
     }
     for ((o, &a), &k) in out.iter_mut().zip(&acc).zip(&count) {
-        *o = match k {
-            0 => empty_value::<T>(red),
-            k if red == Reduction::Mean => {
-                T::narrow(<T::Wide as Element>::reduce_mean(a, k).canonical())
-            }
-            _ => T::narrow(a.canonical()),
-        };
+        *o = sum_cell(a, k, red);
     }
 }
 

@@ -563,17 +563,23 @@ fn sum_batch<T: Element, C: Combiner<T::Wide>, S: Segments>(
         // values are written back to back.
         let out = b.out.row(b.first + i * w, w);
         let count = u64::from(include_self) + rows.len() as u64;
-        if count == 0 {
-            out.fill(empty_value::<T>(red));
-        } else if red == Reduction::Mean {
-            for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                *o = T::narrow(<T::Wide as Element>::reduce_mean(a, count).canonical());
-            }
-        } else {
-            for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                *o = T::narrow(a.canonical());
-            }
+        for (o, &a) in out.iter_mut().zip(acc.iter()) {
+            *o = sum_cell(a, count, red);
         }
+    }
+}
+
+/// A sum's, product's or mean's cell from its accumulator and its count of values: the empty
+/// value when nothing reached it, else the accumulator (divided by the count for a mean) made
+/// canonical and rounded once.
+#[inline(always)]
+pub(crate) fn sum_cell<T: Element>(acc: T::Wide, count: u64, red: Reduction) -> T {
+    match count {
+        0 => empty_value::<T>(red),
+        _ if red == Reduction::Mean => {
+            T::narrow(<T::Wide as Element>::reduce_mean(acc, count).canonical())
+        }
+        _ => T::narrow(acc.canonical()),
     }
 }
 
