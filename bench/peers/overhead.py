@@ -2,7 +2,9 @@
 (n = 1, 10, 100, 1000) through tensor_scatter (on NumPy arrays, and on torch tensors) beside
 np.add.at / np.take, PyTorch (scatter_add_ / index_select, and scatter_reduce_ / gather) and
 JAX (a jitted .at[].add / take), in one process, the systems alternating. Into reused
-outputs, and on torch tensors also allocating (torch's scatter_reduce / gather beside ours). Each cell: the best of 5 rounds of the median per-call time, in µs.
+outputs, and on torch tensors also allocating (torch's scatter_reduce / gather beside ours).
+Then torch_scatter's API (`ts.scatter` into out= and with dim_size) beside torch's calls of the
+same meaning. Each cell: the best of 5 rounds of the mean per-call time, in µs.
 
     bench/peers/.venv/bin/python bench/peers/overhead.py [--threads 2]
 
@@ -111,6 +113,37 @@ def systems(n: int, threads: int):
     return found, want_s, want_g
 
 
+def segment_doors(n: int):
+    """torch_scatter's API on torch tensors beside torch's own calls of the same meaning:
+    ([(name, call, a call from a known start)], the expected result), or None without torch.
+    Into out= (its values take part: `o.scatter_reduce_(0, i, u, "sum")`
+    in place) and allocating with dim_size (`u.new_zeros(n).scatter_add_(0, i, u)`, what
+    torch_scatter itself runs)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    import tensor_scatter as ts
+    rng = np.random.default_rng(n)
+    idx = rng.integers(0, n, n)
+    upd = rng.integers(-8, 9, n).astype(np.float32)
+    want = np.zeros(n, np.float32)
+    np.add.at(want, idx, upd)
+    ti, tu = torch.from_numpy(idx), torch.from_numpy(upd)
+    o = torch.zeros(n)
+    return [
+        ("torch `o.scatter_reduce_(0, i, u, \"sum\")` (in place)",
+         lambda: o.scatter_reduce_(0, ti, tu, "sum"), lambda: o.zero_().scatter_reduce_(0, ti, tu, "sum")),
+        ("`ts.scatter(u, i, 0, out=o)`", lambda: ts.scatter(tu, ti, 0, out=o),
+         lambda: ts.scatter(tu, ti, 0, out=o.zero_())),
+        ("torch `u.new_zeros(n).scatter_add_(0, i, u)`",
+         lambda: tu.new_zeros(n).scatter_add_(0, ti, tu),
+         lambda: tu.new_zeros(n).scatter_add_(0, ti, tu)),
+        ("`ts.scatter(u, i, 0, dim_size=n)`", lambda: ts.scatter(tu, ti, 0, dim_size=n),
+         lambda: ts.scatter(tu, ti, 0, dim_size=n)),
+    ], want
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
@@ -139,6 +172,23 @@ def main() -> None:
     for name in names:
         cells = [f"{rows[(name, n)][0]:.2f} / {rows[(name, n)][1]:.2f}" for n in SIZES]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    doors = {}
+    for n in SIZES:
+        doors_n = segment_doors(n)
+        if doors_n is None:
+            return
+        found, want = doors_n
+        for name, _, check in found:
+            assert check().numpy().tobytes() == want.tobytes(), name
+        calls = 20_000 if n <= 100 else 5_000
+        for rnd in range(2):
+            for name, call, _ in (found if rnd == 0 else found[::-1]):
+                doors[(name, n)] = min(doors.get((name, n), float("inf")), per_call(call, calls))
+    print("\ntorch_scatter's API on torch tensors: µs per scatter-add call\n")
+    print("| call | " + " | ".join(f"n = {n}" for n in SIZES) + " |")
+    print("|---|" + "---|" * len(SIZES))
+    for name in dict.fromkeys(name for name, _ in doors):
+        print(f"| {name} | " + " | ".join(f"{doors[(name, n)]:.2f}" for n in SIZES) + " |")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@
 
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
-use tensor_scatter::segment::SegmentOptions;
+use tensor_scatter::segment::{self as seg, SegmentOptions};
 use tensor_scatter::{
-    Buffer, DType, DynTensor, Par, SegmentOp, Tensor, segment_dyn, segment_dyn_out, segment_vjp_dyn,
+    Buffer, DType, DynTensor, Element, IndexInt, Par, SegmentOp, Tensor, segment_dyn,
+    segment_dyn_out, segment_vjp_dyn,
 };
 
 use crate::errors::{argument, raise};
@@ -164,6 +165,14 @@ pub fn segment<'py>(
         else {
             return Ok(None);
         };
+        if small_call(op, &s, &i, o.len(), &opts, want_arg)
+            && line(&o)
+            && let Some(done) = small_fold(&s, &i, (o.origin, o.len()), opts.reduce, true)
+        {
+            done.map_err(|e| raise(py, &e))?;
+            modified(&o)?;
+            return Ok(Some((out.clone(), None)));
+        }
         // SAFETY: `out` overlaps no input (checked); all are held for the call.
         let (sv, iv, ov) = unsafe { (s.view()?, i.view()?, o.view_mut()?) };
         let arg = released(py, work(&[&s, &i, &o]), move || {
@@ -173,6 +182,12 @@ pub fn segment<'py>(
         modified(&o)?;
         let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
         return Ok(Some((out.clone(), arg)));
+    }
+    if let Some(n) = opts.dim_size
+        && small_call(op, &s, &i, n, &opts, want_arg)
+        && let Some(values) = small_new(py, &s, &i, n, opts.reduce)
+    {
+        return Ok(Some((values?, None)));
     }
     // SAFETY: the inputs are held for the call and nothing writes them.
     let (sv, iv) = unsafe { (s.view()?, i.view()?) };
@@ -184,6 +199,116 @@ pub fn segment<'py>(
     let values = new_array(py, &s, values)?;
     let arg = arg.map(|a| positions(py, kind, a)).transpose()?;
     Ok(Some((values, arg)))
+}
+
+/// Whether a `scatter` into `n` cells is small enough for [`seg::scatter_small`] (the fold on
+/// the stack, no views or plan, the planned path's bits): at most `SMALL_CELLS` cells and
+/// `SMALL_UPDATES` updates (checked before a result is allocated), `src` and `index` of one dim
+/// and the same length, their elements contiguous, and the values' and indices' dtypes one of
+/// the pairs [`small_fold`] takes (empty operands go the planned way: their data pointer may be
+/// null).
+fn small_call(
+    op: SegmentOp,
+    s: &Operand<'_>,
+    i: &Operand<'_>,
+    n: usize,
+    opts: &SegmentOptions,
+    want_arg: bool,
+) -> bool {
+    let e = s.len();
+    op == SegmentOp::Scatter
+        && !want_arg
+        && matches!(opts.dim, 0 | -1)
+        && line(s)
+        && line(i)
+        && i.len() == e
+        && (1..=seg::SMALL_UPDATES).contains(&e)
+        && (1..=seg::SMALL_CELLS).contains(&n)
+        && matches!(s.dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64)
+        && matches!(i.dtype, DType::I32 | DType::I64)
+}
+
+/// One dim of contiguous elements.
+fn line(x: &Operand<'_>) -> bool {
+    x.shape.len() == 1 && (x.strides[0] == 1 || x.shape[0] == 1)
+}
+
+/// [`seg::scatter_small`] of a [`small_call`] into `out` (of `src`'s dtype, overlapping
+/// neither input), its values taking part with `include_self`. `None`: not small after all
+/// (too many cells or updates, a reduction it does not take).
+fn small_fold(
+    s: &Operand<'_>,
+    i: &Operand<'_>,
+    out: (*mut u8, usize),
+    red: tensor_scatter::Reduction,
+    include_self: bool,
+) -> Option<tensor_scatter::Result<()>> {
+    fn run<T: Element, I: IndexInt>(
+        s: &Operand<'_>,
+        i: &Operand<'_>,
+        (o, n): (*mut u8, usize),
+        red: tensor_scatter::Reduction,
+        include_self: bool,
+    ) -> Option<tensor_scatter::Result<()>> {
+        // SAFETY: `s` and `i` are one dim of contiguous elements of their dtypes (`T`, `I`:
+        // matched below) at aligned, non-null origins (`Operand` refuses others, and neither
+        // is empty: `small_call`), held for the call; `o` is `n` aligned elements of `T` that
+        // overlap neither (the caller's contract), so the mutable slice is disjoint.
+        let (src, index, out) = unsafe {
+            (
+                std::slice::from_raw_parts(s.origin as *const T, s.shape[0]),
+                std::slice::from_raw_parts(i.origin as *const I, i.shape[0]),
+                std::slice::from_raw_parts_mut(o.cast::<T>(), n),
+            )
+        };
+        seg::scatter_small(src, index, out, red, include_self)
+    }
+    match (s.dtype, i.dtype) {
+        (DType::F32, DType::I32) => run::<f32, i32>(s, i, out, red, include_self),
+        (DType::F32, DType::I64) => run::<f32, i64>(s, i, out, red, include_self),
+        (DType::F64, DType::I32) => run::<f64, i32>(s, i, out, red, include_self),
+        (DType::F64, DType::I64) => run::<f64, i64>(s, i, out, red, include_self),
+        (DType::I32, DType::I32) => run::<i32, i32>(s, i, out, red, include_self),
+        (DType::I32, DType::I64) => run::<i32, i64>(s, i, out, red, include_self),
+        (DType::I64, DType::I32) => run::<i64, i32>(s, i, out, red, include_self),
+        (DType::I64, DType::I64) => run::<i64, i64>(s, i, out, red, include_self),
+        _ => None,
+    }
+}
+
+/// A new 1-D array of `src`'s kind and dtype holding the small `scatter` of `n` cells, or `None`
+/// when the call is not small after all.
+fn small_new<'py>(
+    py: Python<'py>,
+    s: &Operand<'py>,
+    i: &Operand<'py>,
+    n: usize,
+    red: tensor_scatter::Reduction,
+) -> Option<PyResult<Bound<'py, PyAny>>> {
+    fn fresh<T: Element>(
+        s: &Operand<'_>,
+        i: &Operand<'_>,
+        n: usize,
+        red: tensor_scatter::Reduction,
+    ) -> Option<tensor_scatter::Result<DynTensor>> {
+        let mut v = vec![T::default(); n];
+        // `v` is the call's own: it overlaps no input.
+        if let Err(e) = small_fold(s, i, (v.as_mut_ptr().cast(), n), red, false)? {
+            return Some(Err(e));
+        }
+        Some(DynTensor::from_vec(v, &[n]))
+    }
+    let t = match s.dtype {
+        DType::F32 => fresh::<f32>(s, i, n, red),
+        DType::F64 => fresh::<f64>(s, i, n, red),
+        DType::I32 => fresh::<i32>(s, i, n, red),
+        DType::I64 => fresh::<i64>(s, i, n, red),
+        _ => None,
+    }?;
+    Some(match t {
+        Ok(t) => new_array(py, s, t),
+        Err(e) => Err(raise(py, &e)),
+    })
 }
 
 /// The elements an allocating call reads and writes, when its result's size is known before

@@ -400,6 +400,56 @@ def test_errors_are_python_exceptions_and_out_is_untouched():
     assert np.array_equal(out, [7.0, 7.0, 7.0])
 
 
+def test_small_calls_give_the_planned_paths_bits():
+    """A 1-D scatter of at most 1,024 updates into at most 64 cells folds on the stack (no plan):
+    against the same call made through a stepped view (the planned path), bit for bit, for
+    out= (its values taking part) and a new result, on NumPy arrays and torch tensors."""
+    torch = pytest.importorskip("torch")
+    nan = np.float32(np.frombuffer(np.uint32(0x7FC01234).tobytes(), np.float32)[0])
+    floats = [0.0, -0.0, 1.5, -2.25, 3e38, -3e38, np.inf, -np.inf, nan, 7.0, 0.1]
+    ints = [0, 1, -1, 7, -13, 2**31 - 1, -(2**31), 100_000]
+    rng = np.random.default_rng(5)
+
+    def stepped(a):  # the same values through a view the stack fold does not take
+        b = np.empty(2 * len(a), a.dtype)
+        b[::2] = a
+        return b[::2]
+
+    for dtype in ("float32", "float64", "int32", "int64"):
+        pool = np.array(floats if dtype.startswith("float") else ints).astype(dtype)
+        for idt in ("int32", "int64"):
+            for e, n in [(1, 1), (10, 10), (200, 64), (1024, 7), (1025, 3), (5, 65)]:
+                src = pool[rng.integers(0, len(pool), e)]
+                idx = rng.integers(0, max(1, n // 2 + 1), e).astype(idt)
+                start = pool[rng.integers(0, len(pool), n)]
+                for reduce in ("sum", "mul", "mean", "min", "max"):
+                    want = ts.scatter(stepped(src), stepped(idx), 0, None, n, reduce)
+                    assert bits(ts.scatter(src, idx, 0, None, n, reduce)) == bits(want)
+                    got = ts.scatter(torch.from_numpy(src), torch.from_numpy(idx), 0, None, n,
+                                     reduce)
+                    assert bits(got.numpy()) == bits(want), (dtype, idt, e, n, reduce)
+                    want = ts.scatter(stepped(src), stepped(idx), 0, stepped(start), None,
+                                      reduce)
+                    o = start.copy()
+                    assert ts.scatter(src, idx, 0, o, None, reduce) is o
+                    assert bits(o) == bits(want), (dtype, idt, e, n, reduce)
+                    t = torch.from_numpy(start.copy())
+                    v = t._version
+                    assert ts.scatter(torch.from_numpy(src), torch.from_numpy(idx), 0, t, None,
+                                      reduce) is t
+                    assert bits(t.numpy()) == bits(want) and t._version > v
+    # Errors: the planned path's, and nothing written.
+    o = np.full(3, 7.0, np.float32)
+    for bad in (3, -1):
+        for kind in (np.asarray, torch.from_numpy):
+            idx = np.array([0, bad, 1])
+            with pytest.raises(IndexError, match=rf"index {bad} at position \[1\]"):
+                ts.scatter(kind(np.ones(3, np.float32)), kind(idx), 0, kind(o))
+            with pytest.raises(IndexError, match=rf"index {bad} at position \[1\]"):
+                ts.scatter(kind(np.ones(3, np.float32)), kind(idx), 0, None, 3)
+    assert np.array_equal(o, [7.0, 7.0, 7.0])
+
+
 def test_strided_and_foreign_inputs_take_the_general_path():
     base = np.arange(24.0).reshape(4, 6)
     src = base[:, ::2]  # stepped: read where it lies

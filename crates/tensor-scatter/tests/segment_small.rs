@@ -1,11 +1,12 @@
-//! `segment::scatter_small` (the fold of a few elements on the stack that the FFI handlers take
-//! first) against the planned `segment::scatter`, bit for bit: every reduction it takes, float
-//! and integer types, int32 and int64 indices, values that stress the fold's rules (NaN
-//! payloads, -0.0, infinities, overflow), cells nothing reaches, and the errors.
+//! `segment::scatter_small` (the fold of a few elements on the stack that the FFI handlers and
+//! the Python calls take first) against the planned `segment::scatter` and, with `out`'s values
+//! taking part, `segment::scatter_out`, bit for bit: every reduction it takes, float and
+//! integer types, int32 and int64 indices, values that stress the fold's rules (NaN payloads,
+//! -0.0, infinities, overflow), cells nothing reaches, and the errors.
 
 use half::{bf16, f16};
 use tensor_scatter::segment::{self, SMALL_CELLS, SMALL_UPDATES, SegmentOptions, scatter_small};
-use tensor_scatter::{Element, IndexInt, Reduction, TensorView};
+use tensor_scatter::{Element, IndexInt, Reduction, TensorView, TensorViewMut};
 
 const REDUCTIONS: [Reduction; 5] = [
     Reduction::Add,
@@ -56,13 +57,31 @@ fn check<T: Element, I: IndexInt + TryFrom<i64>>(pool: &[T], seed: u64) {
             let opts = SegmentOptions::new().dim(0).dim_size(n).reduce(red);
             let want = segment::scatter(&sv, &iv, &opts).unwrap();
             let mut out = vec![pool[0]; n];
-            scatter_small(&src, &idx, &mut out, red)
+            scatter_small(&src, &idx, &mut out, red, false)
                 .expect("a small call")
                 .unwrap();
             assert_eq!(
                 bits(&out),
                 bits(want.as_slice()),
                 "{} {} {red:?} case {case}: n {n} e {e}",
+                T::DTYPE,
+                I::DTYPE
+            );
+            // `out`'s own values taking part (torch_scatter's `out=`), from the same pool.
+            let start: Vec<T> = (0..n)
+                .map(|_| pool[(next(&mut s) as usize) % pool.len()])
+                .collect();
+            let mut want = start.clone();
+            let mut wv = TensorViewMut::new(&mut want, &[n]).unwrap();
+            segment::scatter_out(&sv, &iv, &mut wv, &opts).unwrap();
+            let mut out = start.clone();
+            scatter_small(&src, &idx, &mut out, red, true)
+                .expect("a small call")
+                .unwrap();
+            assert_eq!(
+                bits(&out),
+                bits(&want),
+                "{} {} {red:?} out= case {case}: n {n} e {e}",
                 T::DTYPE,
                 I::DTYPE
             );
@@ -124,13 +143,25 @@ fn small_scatters_refuse_what_the_planned_path_refuses_and_write_nothing() {
             let want = segment::scatter(&sv, &TensorView::new(&idx, &[4]).unwrap(), &opts)
                 .unwrap_err()
                 .to_string();
+            for include_self in [false, true] {
+                let mut out = [9.0f32; 4];
+                let got = scatter_small(&src, &idx, &mut out, Reduction::Add, include_self)
+                    .expect("a small call")
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(got, want, "{bad} at {at}");
+                assert_eq!(out, [9.0; 4], "written, {bad} at {at}");
+            }
             let mut out = [9.0f32; 4];
-            let got = scatter_small(&src, &idx, &mut out, Reduction::Add)
-                .expect("a small call")
-                .unwrap_err()
-                .to_string();
-            assert_eq!(got, want, "{bad} at {at}");
-            assert_eq!(out, [9.0; 4], "written, {bad} at {at}");
+            let planned = segment::scatter_out(
+                &sv,
+                &TensorView::new(&idx, &[4]).unwrap(),
+                &mut TensorViewMut::new(&mut out, &[4]).unwrap(),
+                &opts,
+            )
+            .unwrap_err()
+            .to_string();
+            assert_eq!(planned, want, "out= names it too: {bad} at {at}");
         }
     }
 }
@@ -141,25 +172,25 @@ fn calls_that_are_not_small_are_left_to_the_planned_path() {
     let idx = vec![0i32; SMALL_UPDATES + 1];
     let mut out = vec![0.0f32; SMALL_CELLS + 1];
     assert!(
-        scatter_small(&src[..3], &idx[..3], &mut out, Reduction::Add).is_none(),
+        scatter_small(&src[..3], &idx[..3], &mut out, Reduction::Add, false).is_none(),
         "cells"
     );
     let few = &mut out[..4];
     assert!(
-        scatter_small(&src, &idx, few, Reduction::Add).is_none(),
+        scatter_small(&src, &idx, few, Reduction::Add, false).is_none(),
         "too many updates"
     );
     assert!(
-        scatter_small(&src[..3], &idx[..2], few, Reduction::Add).is_none(),
+        scatter_small(&src[..3], &idx[..2], few, Reduction::Add, false).is_none(),
         "lengths"
     );
     assert!(
-        scatter_small(&src[..3], &idx[..3], few, Reduction::None).is_none(),
+        scatter_small(&src[..3], &idx[..3], few, Reduction::None, false).is_none(),
         "none"
     );
     assert!(
-        scatter_small(&src[..3], &idx[..3], few, Reduction::Sub).is_none(),
+        scatter_small(&src[..3], &idx[..3], few, Reduction::Sub, true).is_none(),
         "sub"
     );
-    assert!(scatter_small(&src[..3], &idx[..3], few, Reduction::Add).is_some());
+    assert!(scatter_small(&src[..3], &idx[..3], few, Reduction::Add, true).is_some());
 }

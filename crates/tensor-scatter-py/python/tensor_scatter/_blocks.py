@@ -188,13 +188,14 @@ def _along(spec: Spec, a, start: int, stop: int, index=False):
     return a[tuple(sl)]
 
 
-def _counts(spec: Spec, index, cells: int):
+def _counts(spec: Spec, index, cells: int, threads: Optional[int] = None):
     """How many positions reach each cell (per row in row mode): the scatter kernel's sum of
     ones, in int32 while a piece is shorter than 2**31 (np.bincount took 1.7x as long:
-    record/2026-11-29-dask.md)."""
+    record/2026-11-29-dask.md), on the caller's ``threads`` (a Dask task's one)."""
     small = index.size < 2**31
     ones = np.ones(index.shape, np.int32 if small else np.int64)
-    counts = _run("scatter", ones, index, None, spec.dim if not spec.rows else 0, cells, "sum")[0]
+    counts = _run("scatter", ones, index, None, spec.dim if not spec.rows else 0, cells, "sum",
+                  threads=threads)[0]
     return counts.astype(np.int64, copy=False)
 
 
@@ -234,7 +235,7 @@ def span(spec: Spec, src, index, pos0: int, a: int, b: int, lo: int, hi: int, st
                     "sum" if red == "mean" else red, threads=threads)[0]
     if red != "mean":  # integer and bool sums and products
         return _cut(spec, (vals,), hi - lo)
-    counts = _counts(spec, index, table) + (out is not None)
+    counts = _counts(spec, index, table, threads) + (out is not None)
     return _cut(spec, (vals, counts), hi - lo)
 
 
@@ -292,7 +293,7 @@ def fold(spec: Spec, part, src, index, pos0: int, lo: int, hi: int, cells: int, 
     if spec.reduce == "mul" or spec.op in ONNX:  # (every cell of the ONNX forms starts
         return (vals,)                          # from data: none is empty)
     if spec.reduce == "mean":
-        counts = _cut(spec, (_counts(spec, index, table),), hi - lo)[0]
+        counts = _cut(spec, (_counts(spec, index, table, threads),), hi - lo)[0]
         counts += (start is not None) if part is None else part[1]
         return vals, counts
     zeros = _zeros_reached(spec, src, index, vals.shape, hi - lo)

@@ -180,8 +180,13 @@ fn small_scatter(c: &Call<'_>) -> Option<Res<()>> {
         o: &Buf,
         red: Reduction,
     ) -> Option<Res<()>> {
-        let done =
-            segment::scatter_small(s.slice::<T>()?, i.slice::<I>()?, o.slice_mut::<T>()?, red)?;
+        let done = segment::scatter_small(
+            s.slice::<T>()?,
+            i.slice::<I>()?,
+            o.slice_mut::<T>()?,
+            red,
+            false,
+        )?;
         Some(done.map_err(Failure::from))
     }
     match (s.dtype, i.dtype) {
