@@ -401,7 +401,7 @@ def test_errors_are_python_exceptions_and_out_is_untouched():
 
 
 def test_small_calls_give_the_planned_paths_bits():
-    """A 1-D scatter of at most 1,024 updates into at most 64 cells folds on the stack (no plan):
+    """A 1-D scatter of at most 1,024 updates into at most 1,024 cells folds with no plan:
     against the same call made through a stepped view (the planned path), bit for bit, for
     out= (its values taking part) and a new result, on NumPy arrays and torch tensors."""
     torch = pytest.importorskip("torch")
@@ -418,7 +418,8 @@ def test_small_calls_give_the_planned_paths_bits():
     for dtype in ("float32", "float64", "int32", "int64"):
         pool = np.array(floats if dtype.startswith("float") else ints).astype(dtype)
         for idt in ("int32", "int64"):
-            for e, n in [(1, 1), (10, 10), (200, 64), (1024, 7), (1025, 3), (5, 65)]:
+            for e, n in [(1, 1), (10, 10), (200, 64), (1024, 7), (1025, 3), (5, 65), (30, 1024),
+                         (5, 1025)]:
                 src = pool[rng.integers(0, len(pool), e)]
                 idx = rng.integers(0, max(1, n // 2 + 1), e).astype(idt)
                 start = pool[rng.integers(0, len(pool), n)]

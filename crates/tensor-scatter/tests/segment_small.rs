@@ -1,4 +1,4 @@
-//! `segment::scatter_small` (the fold of a few elements on the stack that the FFI handlers and
+//! `segment::scatter_small` (the fold of a few elements, with no plan, that the FFI handlers and
 //! the Python calls take first) against the planned `segment::scatter` and, with `out`'s values
 //! taking part, `segment::scatter_out`, bit for bit: every reduction it takes, float and
 //! integer types, int32 and int64 indices, values that stress the fold's rules (NaN payloads,
@@ -34,7 +34,8 @@ fn bits<T: Element>(v: &[T]) -> Vec<u64> {
 fn check<T: Element, I: IndexInt + TryFrom<i64>>(pool: &[T], seed: u64) {
     let mut s = seed;
     for case in 0..300 {
-        let n = 1 + (next(&mut s) as usize) % SMALL_CELLS;
+        // Both tiers: up to 64 cells on the stack, more on the heap.
+        let n = 1 + (next(&mut s) as usize) % if case % 2 == 0 { 64 } else { SMALL_CELLS };
         let e = match case % 3 {
             0 => (next(&mut s) as usize) % 12,
             1 => (next(&mut s) as usize) % 200,

@@ -1,6 +1,8 @@
 //! A scatter whose fixed cost is all there is: a few elements of a 1-D `src` into a few cells,
-//! folded on the stack in one pass, with no plan and no allocation. It is what a jitted call
-//! of ten elements pays beside XLA's own call (the FFI handlers take it first).
+//! folded in one pass with no views or plan (and, up to 64 cells, no allocation: the
+//! accumulators live on the stack). It is what a jitted call of ten elements pays beside XLA's
+//! own call, and a Python call beside torch's (the FFI handlers and the Python package take it
+//! first).
 //!
 //! The segment fold's result bit for bit. Each cell folds its values in index order from the
 //! reduction's identity: sums, products and means in `T::Wide`, rounded once; min and max in
@@ -13,11 +15,16 @@ use crate::index::IndexInt;
 use crate::kernels::segment::fold::sum_cell;
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 
-/// The most cells a small scatter folds (its accumulators live on the stack).
-pub const SMALL_CELLS: usize = 64;
+/// The most cells a small scatter folds. Up to here its one pass over the cells costs less
+/// than the planned path's views and plans (about 1 µs); from a few thousand updates the
+/// planned kernels, unrolled and on two threads, are faster per update.
+pub const SMALL_CELLS: usize = 1024;
 
 /// The most updates a small scatter takes.
 pub const SMALL_UPDATES: usize = 1024;
+
+/// Up to this many cells the accumulators live on the stack; more take one allocation.
+const STACK_CELLS: usize = 64;
 
 /// torch_scatter's `scatter(src, index, 0, dim_size=out.len(), reduce)` of a 1-D `src` and an
 /// `index` of the same length into `out`, when the call is small: at most [`SMALL_CELLS`]
@@ -63,10 +70,21 @@ pub fn scatter_small<T: Element, I: IndexInt>(
     Some(Ok(()))
 }
 
-/// The cell of a checked index value (in `[0, n)`, `n <= SMALL_CELLS`).
+/// `f` over `n` cells holding `v`: on the stack up to [`STACK_CELLS`], else on the heap.
+#[inline(always)]
+fn cells<W: Copy, R>(n: usize, v: W, f: impl FnOnce(&mut [W]) -> R) -> R {
+    if n <= STACK_CELLS {
+        let mut a = [v; STACK_CELLS];
+        f(&mut a[..n])
+    } else {
+        f(&mut vec![v; n])
+    }
+}
+
+/// The cell of a checked index value (in `[0, n)`).
 #[inline(always)]
 fn cell<I: IndexInt>(v: I) -> usize {
-    (v.to_i64_sat() as usize).min(SMALL_CELLS - 1)
+    v.to_i64_sat() as usize
 }
 
 /// Sum, product or mean: as the segment fold's `sum_batch` (with `include_self`, a cell starts
@@ -78,29 +96,34 @@ fn sums<T: Element, I: IndexInt, C: Combiner<T::Wide>>(
     red: Reduction,
     include_self: bool,
 ) {
-    let mut acc = [<T::Wide as Element>::identity(red); SMALL_CELLS];
-    let mut count = [0u64; SMALL_CELLS];
-    if include_self {
-        for (a, &o) in acc.iter_mut().zip(out.iter()) {
-            *a = o.widen();
-        }
-    }
-    for (&x, &v) in src.iter().zip(index) {
-        let c = cell(v);
-        acc[c] = C::combine(acc[c], x.widen());
-        count[c] += 1;
-    }
-    for ((o, &a), &k) in out.iter_mut().zip(&acc).zip(&count) {
-        if !include_self {
-            *o = sum_cell(a, k, red);
-        } else if k > 0 {
-            *o = sum_cell(a, k + 1, red);
-        }
-    }
+    let n = out.len();
+    cells(n, <T::Wide as Element>::identity(red), |acc| {
+        cells(n, 0u32, |count| {
+            if include_self {
+                for (a, &o) in acc.iter_mut().zip(out.iter()) {
+                    *a = o.widen();
+                }
+            }
+            for (&x, &v) in src.iter().zip(index) {
+                let c = cell(v);
+                acc[c] = C::combine(acc[c], x.widen());
+                count[c] += 1;
+            }
+            for ((o, &a), &k) in out.iter_mut().zip(acc.iter()).zip(count.iter()) {
+                let k = u64::from(k);
+                if !include_self {
+                    *o = sum_cell(a, k, red);
+                } else if k > 0 {
+                    *o = sum_cell(a, k + 1, red);
+                }
+            }
+        })
+    })
 }
 
-/// Min or max: as the segment fold's `extreme`, without positions (with `include_self`, a
-/// cell starts from its own value).
+/// Min or max: as the segment fold's `extreme`, without positions. Every index was checked,
+/// so the fold runs in `out` itself: with `include_self` from its own values, else from the
+/// identity, a cell nothing reaches then made 0.
 fn extreme<T: Element, I: IndexInt, C: Combiner<T>>(
     src: &[T],
     index: &[I],
@@ -108,21 +131,24 @@ fn extreme<T: Element, I: IndexInt, C: Combiner<T>>(
     red: Reduction,
     include_self: bool,
 ) {
-    let mut acc = [T::identity(red); SMALL_CELLS];
-    let mut reached = [false; SMALL_CELLS];
     if include_self {
-        acc[..out.len()].copy_from_slice(out);
-    }
-    for (&x, &v) in src.iter().zip(index) {
-        let c = cell(v);
-        acc[c] = C::combine(acc[c], x);
-        reached[c] = true;
-    }
-    for ((o, &a), &r) in out.iter_mut().zip(&acc).zip(&reached) {
-        if r {
-            *o = a;
-        } else if !include_self {
-            *o = T::default();
+        for (&x, &v) in src.iter().zip(index) {
+            let c = cell(v);
+            out[c] = C::combine(out[c], x);
         }
+        return;
     }
+    out.fill(T::identity(red));
+    cells(out.len(), false, |reached| {
+        for (&x, &v) in src.iter().zip(index) {
+            let c = cell(v);
+            out[c] = C::combine(out[c], x);
+            reached[c] = true;
+        }
+        for (o, &r) in out.iter_mut().zip(reached.iter()) {
+            if !r {
+                *o = T::default();
+            }
+        }
+    })
 }
