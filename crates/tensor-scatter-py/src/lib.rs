@@ -531,6 +531,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather_shape, m)?)?;
     m.add_function(wrap_pyfunction!(segment::segment, m)?)?;
     m.add_function(wrap_pyfunction!(segment::segment_vjp, m)?)?;
+    m.add_function(wrap_pyfunction!(segment::counts, m)?)?;
     m.add_function(wrap_pyfunction!(vjp::scatter_vjp, m)?)?;
     m.add_function(wrap_pyfunction!(vjp::gather_vjp, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;

@@ -311,6 +311,45 @@ fn small_new<'py>(
     })
 }
 
+/// How many times each of `[0, n)` occurs in `index` (`segment::counts`), as a new NumPy
+/// uint64 array: the counts of a mean's partial under the block rule (`_blocks._counts`),
+/// read from the index alone. `None` when `index` is not one contiguous dim of an integer
+/// dtype (the Python half then sums ones).
+#[pyfunction]
+pub fn counts<'py>(
+    py: Python<'py>,
+    index: &Bound<'py, PyAny>,
+    n: usize,
+    threads: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyArray1<u64>>>> {
+    let Some(i) = Operand::read(index).filter(|i| i.dtype.is_integer() && line(i)) else {
+        return Ok(None);
+    };
+    let par = Par::threads_exact(threads_arg("counts", threads)?);
+    fn run<I: IndexInt>(py: Python<'_>, i: &Operand<'_>, n: usize, par: Par) -> PyResult<Vec<u64>> {
+        let index: &[I] = match i.shape[0] {
+            0 => &[],
+            // SAFETY: `i` is one dim of contiguous elements of its dtype (`I`: matched below)
+            // at an aligned, non-null origin (`Operand` refuses others; it is not empty), held
+            // for the call and only read.
+            len => unsafe { std::slice::from_raw_parts(i.origin as *const I, len) },
+        };
+        released(py, index.len(), move || seg::counts(index, n, par)).map_err(|e| raise(py, &e))
+    }
+    let c = match i.dtype {
+        DType::I64 => run::<i64>(py, &i, n, par),
+        DType::I32 => run::<i32>(py, &i, n, par),
+        DType::I16 => run::<i16>(py, &i, n, par),
+        DType::I8 => run::<i8>(py, &i, n, par),
+        DType::U64 => run::<u64>(py, &i, n, par),
+        DType::U32 => run::<u32>(py, &i, n, par),
+        DType::U16 => run::<u16>(py, &i, n, par),
+        DType::U8 => run::<u8>(py, &i, n, par),
+        _ => return Ok(None),
+    }?;
+    Ok(Some(PyArray1::from_vec(py, c)))
+}
+
 /// The elements an allocating call reads and writes, when its result's size is known before
 /// it runs: `dim_size` given to `scatter` or `segment_coo` (otherwise the result's extent is
 /// a value of the data, `index.max() + 1` or `indptr`'s).

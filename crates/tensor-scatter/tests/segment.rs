@@ -886,3 +886,65 @@ fn min_max_backward_rows_split_ties_at_any_thread_count() {
         }
     }
 }
+
+/// `segment::counts` against a count one index at a time: short and long indices (the long
+/// ones cut across per-task tables), four index types, 1 to 4 threads; and its errors.
+#[test]
+fn counts_match_a_naive_count_at_any_thread_count() {
+    fn naive(index: &[i64], n: usize) -> Vec<u64> {
+        let mut c = vec![0u64; n];
+        for &i in index {
+            c[i as usize] += 1;
+        }
+        c
+    }
+    let mut s = 7u64;
+    let mut next = || {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        s >> 33
+    };
+    for (len, n) in [
+        (0, 3),
+        (1, 1),
+        (10, 4),
+        (5, 200),
+        (300_000, 7),
+        (200_000, 100),
+    ] {
+        let index: Vec<i64> = (0..len).map(|_| (next() % n as u64) as i64).collect();
+        let want = naive(&index, n);
+        let narrow: Vec<i32> = index.iter().map(|&i| i as i32).collect();
+        let unsigned: Vec<u64> = index.iter().map(|&i| i as u64).collect();
+        let bytes: Vec<u8> = index.iter().map(|&i| i as u8).collect();
+        for t in 1..=4 {
+            let par = Par::threads_exact(t);
+            assert_eq!(
+                segment::counts(&index, n, par).unwrap(),
+                want,
+                "{len} {n} {t}"
+            );
+            assert_eq!(segment::counts(&narrow, n, par).unwrap(), want);
+            assert_eq!(segment::counts(&unsigned, n, par).unwrap(), want);
+            if n <= 256 {
+                assert_eq!(segment::counts(&bytes, n, par).unwrap(), want);
+            }
+        }
+    }
+    for (bad, at) in [(-1i64, 2usize), (4, 0), (i64::MAX, 3)] {
+        let mut index = vec![0i64; 400_000];
+        index[at] = bad;
+        for t in [1, 2] {
+            let e = segment::counts(&index, 4, Par::threads_exact(t)).unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                msg.contains("counts") && msg.contains(&format!("[{at}]")),
+                "{msg}"
+            );
+            assert!(msg.contains(&bad.to_string()), "{msg}");
+        }
+    }
+    let e = segment::counts(&[u64::MAX], 4, Par::default()).unwrap_err();
+    assert!(e.to_string().contains("counts"), "{e}");
+}

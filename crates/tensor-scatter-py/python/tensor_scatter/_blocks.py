@@ -189,9 +189,14 @@ def _along(spec: Spec, a, start: int, stop: int, index=False):
 
 
 def _counts(spec: Spec, index, cells: int, threads: Optional[int] = None):
-    """How many positions reach each cell (per row in row mode): the scatter kernel's sum of
-    ones, in int32 while a piece is shorter than 2**31 (np.bincount took 1.7x as long:
-    record/2026-11-29-dask.md), on the caller's ``threads`` (a Dask task's one)."""
+    """How many positions reach each cell (per row in row mode), on the caller's ``threads`` (a
+    Dask task's one): a 1-D index counted by the native half from the index alone, another
+    by the scatter kernel's sum of ones, in int32 while a piece is shorter than 2**31
+    (np.bincount took 1.7x as long: record/2026-11-29-dask.md)."""
+    if index.ndim == 1:
+        counts = _native.counts(index, cells, threads)
+        if counts is not None:
+            return counts.view(np.int64)
     small = index.size < 2**31
     ones = np.ones(index.shape, np.int32 if small else np.int64)
     counts = _run("scatter", ones, index, None, spec.dim if not spec.rows else 0, cells, "sum",

@@ -72,6 +72,7 @@ pub use composite_vjp::{
 };
 pub use gather::{gather_coo, gather_csr};
 pub use options::SegmentOptions;
+pub use single::counts;
 pub use small::{SMALL_CELLS, SMALL_UPDATES, scatter_small};
 pub use vjp::{
     Grads, Ties, gather_coo_vjp, gather_csr_vjp, scatter_vjp, segment_coo_vjp, segment_csr_vjp,

@@ -3,10 +3,11 @@
 //! destination; a fresh output folds from the reduction's identity, the kernels' fastest form.
 
 use super::SegmentOptions;
-use super::plan::{Dims, Lanes, Mode};
+use super::plan::{Dims, Lanes, Mode, Origin};
 use crate::dtype::{Element, Reduction};
 use crate::error::{Error, Result};
-use crate::exec::Ctx;
+use crate::exec::{Ctx, Par};
+use crate::index::IndexInt;
 use crate::kernels::segment::fold;
 use crate::view::{TensorView, TensorViewMut};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -195,7 +196,7 @@ impl Counter for u64 {}
 /// each task counting its part in its own table (at most one table per `n` indices), the
 /// tables added after. One thread counted 1e7 indices into 1e6 cells in about as long as
 /// the sum before it took (record/2026-11-30-overwrite-and-int32.md).
-fn counts<C: Counter, I: Copy + Into<i64> + Sync>(
+fn tally<C: Counter, I: IndexInt>(
     ctx: Ctx,
     op: &'static str,
     index: &[I],
@@ -216,7 +217,7 @@ fn counts<C: Counter, I: Copy + Into<i64> + Sync>(
         let (lo, hi) = crate::shape::part(index.len(), tasks, t, 1);
         let mut table = vec![C::default(); n];
         for &i in &index[lo..hi] {
-            match usize::try_from(i.into())
+            match usize::try_from(i.to_i64_sat())
                 .ok()
                 .and_then(|i| table.get_mut(i))
             {
@@ -241,9 +242,40 @@ fn counts<C: Counter, I: Copy + Into<i64> + Sync>(
     Ok(total)
 }
 
+/// How many times each of `[0, n)` occurs in a 1-D `index` (PyG's `degree`; the counts a mean
+/// divides by), on `par`'s threads: counts are integers, so any cut gives the same. In `u32`
+/// counters while the index is shorter than 2^32 (half the memory traffic), widened at the end.
+///
+/// ```
+/// use tensor_scatter::{Par, segment::counts};
+/// assert_eq!(counts(&[2i64, 0, 2, 2], 4, Par::default()).unwrap(), [1, 0, 3, 0]);
+/// assert!(counts(&[0i32, 4], 4, Par::default()).is_err());
+/// ```
+///
+/// # Errors
+/// An index outside `[0, n)`, named with its position and value as
+/// [`scatter`](super::scatter) names it.
+pub fn counts<I: IndexInt>(index: &[I], n: usize, par: Par) -> Result<Vec<u64>> {
+    let ctx = Ctx::new(par);
+    let found = if u32::try_from(index.len()).is_ok() {
+        tally::<u32, I>(ctx, "counts", index, n).map(|c| c.into_iter().map(u64::from).collect())
+    } else {
+        tally::<u64, I>(ctx, "counts", index, n)
+    };
+    found.map_err(|e| {
+        let bad = |v: &I| !(0..n as i64).contains(&v.to_i64_sat());
+        match index.iter().position(bad) {
+            Some(j) => {
+                Origin::own("counts", "index", &[], 0).fault(vec![j], index[j].to_i64_sat(), n)
+            }
+            None => e,
+        }
+    })
+}
+
 /// A mean's last step over the sums of single elements: each cell `sum / count` (the index's
 /// count, one more with `include_self`), a cell nothing reached its empty value (0) or, with
-/// `include_self`, its own bits. Counts are order-free ([`counts`]), in counters `C` (u32 when
+/// `include_self`, its own bits. Counts are order-free ([`tally`]), in counters `C` (u32 when
 /// a lane is short enough: half the memory traffic of u64).
 pub(super) fn divide_by_counts<T: Element, C: Counter>(
     ctx: Ctx,
@@ -256,8 +288,8 @@ pub(super) fn divide_by_counts<T: Element, C: Counter>(
     let n = dims.n;
     for lane in 0..dims.b {
         let counts: Vec<C> = match lanes.narrow {
-            Some(index) => counts(ctx, op, index, n)?,
-            None => counts(ctx, op, lanes.lane(lane), n)?,
+            Some(index) => tally(ctx, op, index, n)?,
+            None => tally(ctx, op, lanes.lane(lane), n)?,
         };
         for (x, &c) in buf[lane * n..(lane + 1) * n].iter_mut().zip(&counts) {
             let c: u64 = c.into();
