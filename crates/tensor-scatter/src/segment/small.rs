@@ -60,12 +60,12 @@ pub fn scatter_small<T: Element, I: IndexInt>(
         let origin = Origin::own("scatter", "index", &[], 0);
         return Some(Err(origin.fault(vec![j], index[j].to_i64_sat(), n)));
     }
-    let own = include_self;
+    let with = (reduce, include_self);
     match reduce {
-        Reduction::Min => extreme::<T, I, MinC>(src, index, out, reduce, own),
-        Reduction::Max => extreme::<T, I, MaxC>(src, index, out, reduce, own),
-        Reduction::Mul => sums::<T, I, FoldMulC>(src, index, out, reduce, own),
-        _ => sums::<T, I, FoldAddC>(src, index, out, reduce, own),
+        Reduction::Min => extreme::<T, I, MinC>(src, index, out, with),
+        Reduction::Max => extreme::<T, I, MaxC>(src, index, out, with),
+        Reduction::Mul => sums::<T, I, FoldMulC>(src, index, out, with),
+        _ => sums::<T, I, FoldAddC>(src, index, out, with),
     }
     Some(Ok(()))
 }
@@ -93,8 +93,7 @@ fn sums<T: Element, I: IndexInt, C: Combiner<T::Wide>>(
     src: &[T],
     index: &[I],
     out: &mut [T],
-    red: Reduction,
-    include_self: bool,
+    (red, include_self): (Reduction, bool),
 ) {
     let n = out.len();
     cells(n, <T::Wide as Element>::identity(red), |acc| {
@@ -128,8 +127,7 @@ fn extreme<T: Element, I: IndexInt, C: Combiner<T>>(
     src: &[T],
     index: &[I],
     out: &mut [T],
-    red: Reduction,
-    include_self: bool,
+    (red, include_self): (Reduction, bool),
 ) {
     if include_self {
         for (&x, &v) in src.iter().zip(index) {
