@@ -108,12 +108,10 @@ fn sums<T: Element, I: IndexInt, C: Combiner<T::Wide>>(
                 acc[c] = C::combine(acc[c], x.widen());
                 count[c] += 1;
             }
+            // As `sum_batch`: `out`'s own value counts once; alone, it keeps its bits.
             for ((o, &a), &k) in out.iter_mut().zip(acc.iter()).zip(count.iter()) {
-                let k = u64::from(k);
-                if !include_self {
-                    *o = sum_cell(a, k, red);
-                } else if k > 0 {
-                    *o = sum_cell(a, k + 1, red);
+                if !(include_self && k == 0) {
+                    *o = sum_cell(a, u64::from(k) + u64::from(include_self), red);
                 }
             }
         })
