@@ -10,6 +10,7 @@ mod errors;
 mod operand;
 mod options;
 mod segment;
+mod small;
 mod vjp;
 mod xla;
 
@@ -296,8 +297,12 @@ fn scatter<'py>(
     }) else {
         return Ok(None);
     };
+    let small = small::scatter_fits(op, &d, &i, &u, &opts);
     let Some(out) = out else {
         let o = d.empty(&d.shape)?;
+        if small && copy_fold(&d, &i, &u, &o, opts.reduction) {
+            return result(o).map(Some);
+        }
         // SAFETY: `o` is new, so it overlaps no input; every operand is held for the call.
         let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
         released(py, work(&[&d, &i, &u]), move || {
@@ -325,6 +330,10 @@ fn scatter<'py>(
         if o.overlaps(&i) || o.overlaps(&u) {
             return Ok(None);
         }
+        if small && small::scatter_into(&i, &u, o.origin, o.len(), opts.reduction) {
+            modified(o)?;
+            return Ok(Some(out.clone()));
+        }
         // SAFETY: `out` is `data` and overlaps no other input; all are held for the call.
         let (iv, uv, ov) = unsafe { (i.view()?, u.view()?, o.view_mut()?) };
         released(py, work(&[o, &i, &u]), move || {
@@ -336,6 +345,14 @@ fn scatter<'py>(
         if o.overlaps(&d) || o.overlaps(&i) || o.overlaps(&u) {
             return Ok(None);
         }
+        if small
+            && segment::line(o)
+            && o.shape == d.shape
+            && copy_fold(&d, &i, &u, o, opts.reduction)
+        {
+            modified(o)?;
+            return Ok(Some(out.clone()));
+        }
         // SAFETY: `out` overlaps no input; all are held for the call.
         let (dv, iv, uv, ov) = unsafe { (d.view()?, i.view()?, u.view()?, o.view_mut()?) };
         released(py, work(&[&d, &i, &u]), move || {
@@ -345,6 +362,23 @@ fn scatter<'py>(
         modified(o)?;
     }
     Ok(Some(out.clone()))
+}
+
+/// A small scatter ([`small::scatter_fits`]) into `o`, a contiguous array of data's dtype and
+/// length overlapping no input: data's values copied there, then the updates folded in.
+/// `false`: the planned path's to do (it writes every element of `o` again).
+fn copy_fold(
+    d: &Operand<'_>,
+    i: &Operand<'_>,
+    u: &Operand<'_>,
+    o: &Operand<'_>,
+    red: Reduction,
+) -> bool {
+    let (n, bytes) = (d.len(), d.len() * d.dtype.size_of());
+    // SAFETY: `d` is `n` contiguous elements (`scatter_fits`), `o` as many of the same dtype
+    // (new, or checked by the caller), and the two do not overlap.
+    unsafe { std::ptr::copy_nonoverlapping(d.origin as *const u8, o.origin, bytes) };
+    small::scatter_into(i, u, o.origin, n, red)
 }
 
 /// Whether `updates` has the shape the scatter needs (`false` as well when the options or
@@ -458,7 +492,10 @@ fn gather<'py>(
         .out_of_range(mode)
         .fill_value(fill)
         .par(Par::threads_exact(threads));
+    let fits = small::gather_fits(&d, &i, axis, batch_dims);
     let (o, given) = match out {
+        // A small gather's result has the index's shape (one dim, axis 0): no plan.
+        None if fits => (d.empty(&i.shape)?, None),
         None => {
             let shape = op
                 .plan(d.dtype, &d.shape, &i.shape, &opts)
@@ -473,6 +510,20 @@ fn gather<'py>(
             None => return Ok(None),
         },
     };
+    let small = fits
+        && segment::line(&o)
+        && o.shape == i.shape
+        && o.dtype == d.dtype
+        && small::gather_into(&d, &i, o.origin);
+    if small {
+        return match given {
+            Some(out) => {
+                modified(&o)?;
+                Ok(Some(out.clone()))
+            }
+            None => result(o).map(Some),
+        };
+    }
     // SAFETY: `o` overlaps no input (new, or checked); all are held for the call.
     let (dv, iv, ov) = unsafe { (d.view()?, i.view()?, o.view_mut()?) };
     released(py, work(&[&d, &i, &o]), move || {

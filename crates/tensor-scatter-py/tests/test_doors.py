@@ -83,3 +83,92 @@ def test_torch_expanded_index_idioms():
     got = ts.scatter_elements(torch.zeros(n, f, dtype=torch.float64), full, src, reduction="add")
     assert torch.allclose(got, want)
     assert torch.equal(ts.gather_elements(want, full), want.index_select(0, dst))
+
+
+def _stepped(a):
+    """The same values through a stepped view, which the small calls do not take."""
+    b = np.empty(2 * len(a), a.dtype)
+    b[::2] = a
+    return b[::2]
+
+
+def test_small_onnx_style_calls_give_the_planned_paths_bits():
+    """A 1-D scatter_elements / scatter_update of at most 1,024 updates into at most 1,024
+    cells, and a 1-D gather / gather_elements of at most 1,024 indices from at most 1,024
+    cells, run with no plan: against the same call through stepped views (the planned path),
+    bit for bit, every reduction, allocating, in place and into another out=, on NumPy arrays
+    and torch tensors; negative and out-of-range indices follow each policy as planned."""
+    torch = pytest.importorskip("torch")
+    nan = np.frombuffer(np.uint32(0x7FC01234).tobytes(), np.float32)[0]
+    floats = [0.0, -0.0, 1.5, -2.25, 3e38, -3e38, np.inf, -np.inf, nan, 7.0, 0.1]
+    ints = [0, 1, -1, 7, -13, 2**31 - 1, -(2**31), 100_000]
+    rng = np.random.default_rng(11)
+    sizes = [(1, 1), (10, 10), (200, 64), (1024, 7), (1025, 3), (5, 1024), (5, 1025)]
+    for dtype in ("float32", "float64", "int32", "int64"):
+        pool = np.array(floats if dtype.startswith("float") else ints).astype(dtype)
+        for idt in ("int32", "int64"):
+            for e, n in sizes:
+                upd = pool[rng.integers(0, len(pool), e)]
+                idx = rng.integers(0, n, e).astype(idt)
+                data = pool[rng.integers(0, len(pool), n)]
+                for op in (ts.scatter_elements, ts.scatter_update):
+                    for red in ("none", "add", "sub", "mul", "min", "max", "mean"):
+                        label = (dtype, idt, e, n, op.__name__, red)
+                        want = bits(op(_stepped(data), _stepped(idx), _stepped(upd), reduction=red))
+                        assert bits(op(data, idx, upd, reduction=red)) == want, label
+                        x = data.copy()
+                        assert op(x, idx, upd, reduction=red, out=x) is x and bits(x) == want, label
+                        y = np.full_like(data, 5)
+                        assert op(data, idx, upd, reduction=red, out=y) is y and bits(y) == want
+                        t = torch.from_numpy(data.copy())
+                        v = t._version
+                        r = op(t, torch.from_numpy(idx), torch.from_numpy(upd), reduction=red, out=t)
+                        assert r is t and bits(t.numpy()) == want and t._version > v, label
+                        r = op(torch.from_numpy(data), torch.from_numpy(idx), torch.from_numpy(upd),
+                               reduction=red)
+                        assert isinstance(r, torch.Tensor) and bits(r.numpy()) == want, label
+                        if red != "none":  # without include_self: the planned path's, too
+                            want = op(_stepped(data), _stepped(idx), _stepped(upd), reduction=red,
+                                      include_self=False)
+                            got = op(data, idx, upd, reduction=red, include_self=False)
+                            assert bits(got) == bits(want), label
+                g = data[rng.integers(0, n, e).astype(idt)]
+                gi = rng.integers(0, n, e).astype(idt)
+                for op in (ts.gather, ts.gather_elements):
+                    want = bits(op(_stepped(data), _stepped(gi)))
+                    assert want == bits(data[gi]) and bits(op(data, gi)) == want
+                    o = np.empty_like(g)
+                    assert op(data, gi, out=o) is o and bits(o) == want
+                    r = op(torch.from_numpy(data), torch.from_numpy(gi))
+                    assert isinstance(r, torch.Tensor) and bits(r.numpy()) == want
+    # Other widths are gathered by their bytes.
+    for dtype in ("bool", "int8", "float16", "uint16"):
+        data = rng.integers(0, 2, 9).astype(dtype)
+        gi = rng.integers(0, 9, 20)
+        assert bits(ts.gather(data, gi)) == bits(data[gi])
+        assert bits(ts.gather_elements(data, gi)) == bits(data[gi])
+    # Negative and out-of-range indices: each policy as the planned path has it, and an error
+    # leaves the output as it was.
+    data = np.arange(5, dtype=np.float32)
+    neg = np.array([0, -1, 2])
+    assert ts.scatter_elements(data, neg, np.ones(3, np.float32), reduction="add").tolist() == \
+        [1, 1, 3, 3, 5]
+    for op in (ts.scatter_elements, ts.scatter_update):
+        x = data.copy()
+        with pytest.raises(IndexError, match=r"index 5 at position \[1\]"):
+            op(x, np.array([0, 5, 1]), np.ones(3, np.float32), reduction="add", out=x)
+        assert x.tolist() == data.tolist()
+        with pytest.raises(IndexError, match=r"index -1 at position \[1\]"):
+            op(x, neg, np.ones(3, np.float32), negative_indices="error", out=x)
+        assert x.tolist() == data.tolist()
+        got = op(data, np.array([0, 9, 1]), np.ones(3, np.float32), reduction="add",
+                 out_of_range="skip")
+        assert got.tolist() == [1, 2, 2, 3, 4]
+    for op in (ts.gather, ts.gather_elements):
+        assert op(data, neg).tolist() == [0, 4, 2]
+        assert op(data, np.array([1, 7]), out_of_range="clamp").tolist() == [1, 4]
+        assert op(data, np.array([1, 7]), out_of_range="fill", fill_value=-2).tolist() == [1, -2]
+        o = np.full(2, 9, np.float32)
+        with pytest.raises(IndexError, match=r"index 7 at position \[1\]"):
+            op(data, np.array([1, 7]), out=o)
+        assert o.tolist() == [9, 9]
