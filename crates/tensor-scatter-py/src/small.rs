@@ -15,9 +15,10 @@ use crate::segment::{line, small_fold};
 /// all three one contiguous dim (so the two operators are the same work), `u` as long as `i`,
 /// at most `SMALL_UPDATES` of them into at most `SMALL_CELLS` cells, along axis 0, the values'
 /// and indices' dtypes [`small_fold`]'s, and `include_self` (the default; without it a cell no
-/// update reaches keeps data, which the torch_scatter fold does not). A sum, product or mean
-/// (a pass over its cells' accumulators after the updates) only while its updates are at most
-/// [`SUM_UPDATES`] or its cells at most 64: past both the planned kernels were faster
+/// update reaches keeps data, which the torch_scatter fold does not). A sum or product folds in
+/// the cells themselves while the updates are at most twice the cells; otherwise it and a
+/// mean (a pass over accumulators and counts after the updates) only while the updates are at
+/// most [`SUM_UPDATES`] or the cells at most 64: past both the planned kernels were faster
 /// (record/2026-11-30-floors-and-small-doors.md).
 pub(crate) fn scatter_fits(
     op: ScatterOp,
@@ -37,11 +38,12 @@ pub(crate) fn scatter_fits(
         && (1..=seg::SMALL_CELLS).contains(&d.len())
         && matches!(d.dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64)
         && matches!(i.dtype, DType::I32 | DType::I64)
-        && (matches!(
-            opts.reduction,
-            Reduction::None | Reduction::Min | Reduction::Max
-        ) || i.len() <= SUM_UPDATES
-            || d.len() <= 64)
+        && match opts.reduction {
+            Reduction::None | Reduction::Min | Reduction::Max => true,
+            // Folded in the cells themselves (`scatter_small`'s in-place fold).
+            Reduction::Add | Reduction::Mul if i.len() <= 2 * d.len() => true,
+            _ => i.len() <= SUM_UPDATES || d.len() <= 64,
+        }
 }
 
 /// The most updates a small sum, product or mean takes into more than 64 cells.
