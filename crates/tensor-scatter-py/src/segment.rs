@@ -280,7 +280,8 @@ pub(crate) fn small_fold(
 }
 
 /// A new 1-D array of `src`'s kind and dtype holding the small `scatter` of `n` cells, or `None`
-/// when the call is not small after all.
+/// when the call is not small after all. The array is made as every result is
+/// ([`Operand::empty`]) and the fold writes every cell of it.
 fn small_new<'py>(
     py: Python<'py>,
     s: &Operand<'py>,
@@ -288,28 +289,13 @@ fn small_new<'py>(
     n: usize,
     red: tensor_scatter::Reduction,
 ) -> Option<PyResult<Bound<'py, PyAny>>> {
-    fn fresh<T: Element>(
-        s: &Operand<'_>,
-        i: &Operand<'_>,
-        n: usize,
-        red: tensor_scatter::Reduction,
-    ) -> Option<tensor_scatter::Result<DynTensor>> {
-        let mut v = vec![T::default(); n];
-        // `v` is the call's own: it overlaps no input.
-        if let Err(e) = small_fold(s, i, (v.as_mut_ptr().cast(), n), red, false)? {
-            return Some(Err(e));
-        }
-        Some(DynTensor::from_vec(v, &[n]))
-    }
-    let t = match s.dtype {
-        DType::F32 => fresh::<f32>(s, i, n, red),
-        DType::F64 => fresh::<f64>(s, i, n, red),
-        DType::I32 => fresh::<i32>(s, i, n, red),
-        DType::I64 => fresh::<i64>(s, i, n, red),
-        _ => None,
-    }?;
-    Some(match t {
-        Ok(t) => new_array(py, s, t),
+    let o = match s.empty(&[n]) {
+        Ok(o) => o,
+        Err(e) => return Some(Err(e)),
+    };
+    // `o` is new: it overlaps no input.
+    Some(match small_fold(s, i, (o.origin, n), red, false)? {
+        Ok(()) => result(o),
         Err(e) => Err(raise(py, &e)),
     })
 }

@@ -12,7 +12,7 @@ use super::plan::Origin;
 use crate::dtype::{Element, Reduction};
 use crate::error::Result;
 use crate::index::IndexInt;
-use crate::kernels::segment::fold::sum_cell;
+use crate::kernels::segment::fold::{empty_value, sum_cell};
 use crate::reduce::{Combiner, FoldAddC, FoldMulC, MaxC, MinC};
 
 /// The most cells a small scatter folds. Up to here its one pass over the cells costs less
@@ -65,16 +65,41 @@ pub fn scatter_small<T: Element, I: IndexInt>(
     // `out` itself (no accumulators, no counts, no pass over the cells) while the updates are
     // at most twice the cells: its loop costs about 1.1 ns an update against the
     // accumulators' 0.75 plus 0.7 a cell (record/2026-11-30-floors-and-small-doors.md).
-    let in_place = include_self && <T::Wide as Element>::DTYPE == T::DTYPE && e <= 2 * n;
+    // Without `include_self` the cells start from the value a cell nothing reaches holds (0,
+    // or 1 for a product): the same fold as from the identity, unless a sum meets an update
+    // with the identity's bits (-0.0: from +0.0 it would end +0.0).
+    let in_place = <T::Wide as Element>::DTYPE == T::DTYPE && e <= 2 * n;
+    let fresh = |red: Reduction| {
+        let empty = empty_value::<T>(red);
+        let id = T::identity(red).to_bits_u64();
+        // Branch-free, so it vectorises.
+        let met = src.iter().fold(false, |m, x| m | (x.to_bits_u64() == id));
+        let exact = empty.to_bits_u64() == id || !met;
+        exact.then_some(empty)
+    };
     match reduce {
         Reduction::Min => extreme::<T, I, MinC>(src, index, out, with),
         Reduction::Max => extreme::<T, I, MaxC>(src, index, out, with),
-        Reduction::Mul if in_place => in_out::<T, I, FoldMulC>(src, index, out),
-        Reduction::Add if in_place => in_out::<T, I, FoldAddC>(src, index, out),
+        Reduction::Add | Reduction::Mul if in_place && include_self => {
+            in_out_reduce::<T, I>(src, index, out, reduce)
+        }
+        Reduction::Add | Reduction::Mul if in_place && let Some(v) = fresh(reduce) => {
+            out.fill(v);
+            in_out_reduce::<T, I>(src, index, out, reduce)
+        }
         Reduction::Mul => sums::<T, I, FoldMulC>(src, index, out, with),
         _ => sums::<T, I, FoldAddC>(src, index, out, with),
     }
     Some(Ok(()))
+}
+
+/// [`in_out`] for a sum or a product.
+fn in_out_reduce<T: Element, I: IndexInt>(src: &[T], index: &[I], out: &mut [T], red: Reduction) {
+    if red == Reduction::Mul {
+        in_out::<T, I, FoldMulC>(src, index, out)
+    } else {
+        in_out::<T, I, FoldAddC>(src, index, out)
+    }
 }
 
 /// `f` over `n` cells holding `v`: on the stack up to [`STACK_CELLS`], else on the heap.
@@ -125,7 +150,7 @@ fn sums<T: Element, I: IndexInt, C: Combiner<T::Wide>>(
     })
 }
 
-/// Sum or product with `include_self` where `T::Wide` is `T`: each update folds into its cell
+/// Sum or product where `T::Wide` is `T`, from `out`'s values: each update folds into its cell
 /// of `out` in index order (the fold `sums` runs, from the same start), and a cell that took
 /// updates then gets [`Element::canonical`] as `sum_cell` gives it (a NaN made canonical), one
 /// that took none keeps its bits. Every index was checked.
