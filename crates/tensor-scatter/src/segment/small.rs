@@ -72,9 +72,9 @@ pub fn scatter_small<T: Element, I: IndexInt>(
     let fresh = |red: Reduction| {
         let empty = empty_value::<T>(red);
         let id = T::identity(red).to_bits_u64();
-        // Branch-free, so it vectorises.
-        let met = src.iter().fold(false, |m, x| m | (x.to_bits_u64() == id));
-        let exact = empty.to_bits_u64() == id || !met;
+        // The scan only where the two differ (a float sum); branch-free, so it vectorises.
+        let exact = empty.to_bits_u64() == id
+            || !src.iter().fold(false, |m, x| m | (x.to_bits_u64() == id));
         exact.then_some(empty)
     };
     match reduce {
