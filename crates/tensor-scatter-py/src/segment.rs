@@ -201,12 +201,9 @@ pub fn segment<'py>(
     Ok(Some((values, arg)))
 }
 
-/// Whether a `scatter` into `n` cells is small enough for [`seg::scatter_small`] (the fold on
-/// the stack, no views or plan, the planned path's bits): at most `SMALL_CELLS` cells and
-/// `SMALL_UPDATES` updates (checked before a result is allocated), `src` and `index` of one dim
-/// and the same length, their elements contiguous, and the values' and indices' dtypes one of
-/// the pairs [`small_fold`] takes (empty operands go the planned way: their data pointer may be
-/// null).
+/// Whether a `scatter` into `n` cells is small enough for [`seg::scatter_small`] (no views or
+/// plan, the planned path's bits): torch_scatter's `scatter` along dim 0 with no positions, of
+/// [`small_operands`] (checked before a result is allocated).
 fn small_call(
     op: SegmentOp,
     s: &Operand<'_>,
@@ -215,14 +212,18 @@ fn small_call(
     opts: &SegmentOptions,
     want_arg: bool,
 ) -> bool {
-    let e = s.len();
-    op == SegmentOp::Scatter
-        && !want_arg
-        && matches!(opts.dim, 0 | -1)
-        && line(s)
+    op == SegmentOp::Scatter && !want_arg && matches!(opts.dim, 0 | -1) && small_operands(s, i, n)
+}
+
+/// Whether values `s` at `i` into `n` cells are what [`small_fold`] takes: `s` and `i` of one
+/// dim and the same length, their elements contiguous, at most `SMALL_UPDATES` of them into at
+/// most `SMALL_CELLS` cells, and the values' and indices' dtypes one of its pairs (empty
+/// operands go the planned way: their data pointer may be null).
+pub(crate) fn small_operands(s: &Operand<'_>, i: &Operand<'_>, n: usize) -> bool {
+    line(s)
         && line(i)
-        && i.len() == e
-        && (1..=seg::SMALL_UPDATES).contains(&e)
+        && i.len() == s.len()
+        && (1..=seg::SMALL_UPDATES).contains(&s.len())
         && (1..=seg::SMALL_CELLS).contains(&n)
         && matches!(s.dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64)
         && matches!(i.dtype, DType::I32 | DType::I64)

@@ -9,16 +9,16 @@ use tensor_scatter::segment as seg;
 use tensor_scatter::{DType, IndexInt, Reduction, ScatterOp, ScatterOptions};
 
 use crate::operand::Operand;
-use crate::segment::{line, small_fold};
+use crate::segment::{line, small_fold, small_operands};
 
 /// Whether `scatter_elements` or `scatter_update` of `updates` `u` at `i` into data `d` is small:
-/// all three one contiguous dim (so the two operators are the same work), `u` as long as `i`,
-/// at most `SMALL_UPDATES` of them into at most `SMALL_CELLS` cells, along axis 0, the values'
-/// and indices' dtypes [`small_fold`]'s, and `include_self` (the default; without it a cell no
-/// update reaches keeps data, which the torch_scatter fold does not). A sum or product folds in
-/// the cells themselves while the updates are at most twice the cells; otherwise it and a
-/// mean (a pass over accumulators and counts after the updates) only while the updates are at
-/// most [`SUM_UPDATES`] or the cells at most 64: past both the planned kernels were faster
+/// data of one contiguous dim (so the two operators are the same work), `u` and `i`
+/// [`small_operands`] into its cells (`u` of data's dtype: the caller's check), along axis 0,
+/// and `include_self` (the default; without it a cell no update reaches keeps data, which the
+/// torch_scatter fold does not). A sum or product folds in the cells themselves while the
+/// updates are at most twice the cells; otherwise it and a mean (a pass over accumulators and
+/// counts after the updates) only while the updates are at most [`SUM_UPDATES`] or the cells
+/// at most 64: past both the planned kernels were faster
 /// (record/2026-11-30-floors-and-small-doors.md).
 pub(crate) fn scatter_fits(
     op: ScatterOp,
@@ -31,13 +31,7 @@ pub(crate) fn scatter_fits(
         && matches!(opts.axis, 0 | -1)
         && opts.include_self
         && line(d)
-        && line(i)
-        && line(u)
-        && u.len() == i.len()
-        && (1..=seg::SMALL_UPDATES).contains(&i.len())
-        && (1..=seg::SMALL_CELLS).contains(&d.len())
-        && matches!(d.dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64)
-        && matches!(i.dtype, DType::I32 | DType::I64)
+        && small_operands(u, i, d.len())
         && match opts.reduction {
             Reduction::None | Reduction::Min | Reduction::Max => true,
             // Folded in the cells themselves (`scatter_small`'s in-place fold).
